@@ -1,0 +1,73 @@
+package org.idempotent.deadletter.control;
+
+import jakarta.annotation.Resource;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+import jakarta.jms.ConnectionFactory;
+import jakarta.jms.JMSContext;
+import jakarta.jms.JMSException;
+import jakarta.jms.Message;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.idempotent.payment.entity.Rejection;
+
+/**
+ * Moves a message that can never succeed to the dead-letter queue at once, with the reason attached, instead of
+ * letting it burn redelivery attempts. The original body and properties travel unchanged.
+ *
+ * <p>Not atomic with the acknowledgement of the original (no XA): a crash in between redelivers the original and
+ * dead-letters it a second time. A copy too many, never a message lost.
+ */
+@ApplicationScoped
+public class DeadLetters {
+
+    /** The outbound connection factory of the Artemis resource adapter (server-config/post-boot-commands.asadmin). */
+    public static final String CONNECTION_FACTORY = "jms/paymentsConnectionFactory";
+
+    public static final String REASON = "rejectionReason";
+    public static final String DETAIL = "rejectionDetail";
+    public static final String ORIGINAL_DESTINATION = "originalDestination";
+    public static final String ORIGINAL_MESSAGE_ID = "originalMessageId";
+    public static final String REJECTED_AT = "rejectedAt";
+
+    @Resource(lookup = CONNECTION_FACTORY)
+    ConnectionFactory connectionFactory;
+
+    @Inject
+    @ConfigProperty(name = "DEAD_LETTER_QUEUE")
+    String deadLetterQueue;
+
+    public String queue() {
+        return deadLetterQueue;
+    }
+
+    public void forward(Message message, Rejection rejection) throws JMSException {
+        Map<String, Object> properties = new LinkedHashMap<>();
+        for (Object property : Collections.list(message.getPropertyNames())) {
+            String name = (String) property;
+            // JMSX properties are set by the provider; a client may not set them.
+            if (!name.startsWith("JMSX")) {
+                properties.put(name, message.getObjectProperty(name));
+            }
+        }
+        String originalDestination = String.valueOf(message.getJMSDestination());
+        String originalId = message.getJMSMessageID();
+        // A received message has read-only properties until cleared; the body is resent as it came.
+        message.clearProperties();
+        for (Map.Entry<String, Object> property : properties.entrySet()) {
+            message.setObjectProperty(property.getKey(), property.getValue());
+        }
+        message.setStringProperty(REASON, rejection.reason().name());
+        message.setStringProperty(DETAIL, rejection.detail());
+        message.setStringProperty(ORIGINAL_DESTINATION, originalDestination);
+        if (originalId != null) {
+            message.setStringProperty(ORIGINAL_MESSAGE_ID, originalId);
+        }
+        message.setLongProperty(REJECTED_AT, System.currentTimeMillis());
+        try (JMSContext jms = connectionFactory.createContext()) {
+            jms.createProducer().send(jms.createQueue(deadLetterQueue), message);
+        }
+    }
+}

@@ -1,0 +1,123 @@
+package org.idempotent.payment.boundary;
+
+import jakarta.annotation.PostConstruct;
+import jakarta.ejb.ActivationConfigProperty;
+import jakarta.ejb.EJB;
+import jakarta.ejb.MessageDriven;
+import jakarta.ejb.TransactionAttribute;
+import jakarta.ejb.TransactionAttributeType;
+import jakarta.inject.Inject;
+import jakarta.jms.JMSException;
+import jakarta.jms.Message;
+import jakarta.jms.MessageListener;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.idempotent.deadletter.control.DeadLetters;
+import org.idempotent.payment.control.OutcomeCounters;
+import org.idempotent.payment.control.PaymentEvents;
+import org.idempotent.payment.control.PaymentProcessor;
+import org.idempotent.payment.entity.Outcome;
+import org.idempotent.payment.entity.PaymentEvent;
+import org.idempotent.payment.entity.RejectedMessage;
+import org.idempotent.schema.boundary.SchemaMigration;
+
+/**
+ * Consumes the payments queue. Does no database work itself: it turns the message into a {@link PaymentEvent} and
+ * hands it to {@link PaymentProcessor}, whose own transaction commits before this method returns.
+ *
+ * <p>Not XA: the adapter's session is a local JMS transaction ({@code useLocalTx}), committed - that is, the message
+ * acknowledged - after {@code onMessage} returns, and rolled back (redelivered by the broker, with its backoff) if it
+ * throws. Database first, acknowledgement second; the gap between them is what the dedup table covers.
+ */
+@MessageDriven(
+        activationConfig = {
+            @ActivationConfigProperty(propertyName = "resourceAdapter", propertyValue = "artemis-ra"),
+            @ActivationConfigProperty(propertyName = "destinationType", propertyValue = "jakarta.jms.Queue"),
+            @ActivationConfigProperty(propertyName = "destination", propertyValue = "${MPCONFIG=PAYMENTS_QUEUE}"),
+            @ActivationConfigProperty(propertyName = "useJNDI", propertyValue = "false"),
+            @ActivationConfigProperty(propertyName = "useLocalTx", propertyValue = "true"),
+            @ActivationConfigProperty(propertyName = "maxSession", propertyValue = "${MPCONFIG=CONSUMER_MAX_SESSIONS}"),
+            // Keep trying to connect while the broker is not (yet) reachable, instead of giving up after one try.
+            @ActivationConfigProperty(propertyName = "setupAttempts", propertyValue = "-1"),
+            @ActivationConfigProperty(propertyName = "setupInterval", propertyValue = "2000")
+        })
+public class PaymentConsumer implements MessageListener {
+
+    private static final Logger LOG = Logger.getLogger(PaymentConsumer.class.getName());
+
+    @EJB
+    SchemaMigration schema;
+
+    @EJB
+    PaymentProcessor processor;
+
+    @Inject
+    DeadLetters deadLetters;
+
+    @Inject
+    OutcomeCounters counters;
+
+    @PostConstruct
+    void awaitSchema() {
+        schema.awaitMigrated();
+    }
+
+    @Override
+    @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
+    public void onMessage(Message message) {
+        try {
+            consume(message);
+        } catch (JMSException | RuntimeException e) {
+            counters.count(Outcome.FAILED);
+            LOG.log(Level.WARNING, "Message {0} failed (delivery {1}); the broker will redeliver it: {2}",
+                    new Object[] {messageId(message), deliveryCount(message), rootCause(e)});
+            throw e instanceof RuntimeException runtime ? runtime : new IllegalStateException(e);
+        }
+    }
+
+    private void consume(Message message) throws JMSException {
+        PaymentEvent event;
+        try {
+            event = PaymentEvents.read(message);
+        } catch (RejectedMessage rejected) {
+            deadLetters.forward(message, rejected.rejection());
+            counters.count(Outcome.REJECTED);
+            LOG.log(Level.WARNING, "Rejected message {0} ({1}), moved to {2}",
+                    new Object[] {message.getJMSMessageID(), rejected.rejection(), deadLetters.queue()});
+            return;
+        }
+        Outcome outcome = processor.apply(event);
+        counters.count(outcome);
+        switch (outcome) {
+            case DUPLICATE -> LOG.log(Level.FINE, "Duplicate event {0} acknowledged without effect", event.eventId());
+            case ALREADY_APPLIED -> LOG.log(Level.INFO,
+                    "Event {0} had no dedup record but was already applied to account {1}; not applied again",
+                    new Object[] {event.eventId(), event.accountId()});
+            default -> LOG.log(Level.FINEST, "Event {0} applied", event.eventId());
+        }
+    }
+
+    private static String messageId(Message message) {
+        try {
+            return message.getJMSMessageID();
+        } catch (JMSException e) {
+            return "(unknown id)";
+        }
+    }
+
+    private static Object deliveryCount(Message message) {
+        try {
+            return message.getIntProperty("JMSXDeliveryCount");
+        } catch (JMSException | NumberFormatException e) {
+            return "?";
+        }
+    }
+
+    private static String rootCause(Throwable failure) {
+        Throwable root = failure;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        return root.getClass().getSimpleName() + ": " + root.getMessage();
+    }
+}

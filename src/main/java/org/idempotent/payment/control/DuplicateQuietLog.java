@@ -1,0 +1,20 @@
+package org.idempotent.payment.control;
+
+import org.eclipse.persistence.logging.JavaLog;
+import org.eclipse.persistence.logging.SessionLogEntry;
+
+/**
+ * EclipseLink's log, less the stack trace it writes for every unique violation before the application sees the
+ * exception. A unique violation is how a duplicate delivery shows itself: {@link PaymentProcessor} counts it and the
+ * consumer logs it in one line. Everything else is logged as before.
+ */
+public class DuplicateQuietLog extends JavaLog {
+
+    @Override
+    public void log(SessionLogEntry entry) {
+        if (entry.hasException() && PaymentProcessor.isUniqueViolation(entry.getException())) {
+            return;
+        }
+        super.log(entry);
+    }
+}

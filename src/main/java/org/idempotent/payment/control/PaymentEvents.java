@@ -1,0 +1,176 @@
+package org.idempotent.payment.control;
+
+import static org.idempotent.payment.entity.Rejection.Reason.BODY_TOO_LARGE;
+import static org.idempotent.payment.entity.Rejection.Reason.EMPTY_BODY;
+import static org.idempotent.payment.entity.Rejection.Reason.INVALID_ACCOUNT_ID;
+import static org.idempotent.payment.entity.Rejection.Reason.INVALID_AMOUNT;
+import static org.idempotent.payment.entity.Rejection.Reason.INVALID_ENCODING;
+import static org.idempotent.payment.entity.Rejection.Reason.INVALID_EVENT_ID;
+import static org.idempotent.payment.entity.Rejection.Reason.MALFORMED_JSON;
+import static org.idempotent.payment.entity.Rejection.Reason.MISSING_FIELD;
+import static org.idempotent.payment.entity.Rejection.Reason.NOT_A_JSON_OBJECT;
+import static org.idempotent.payment.entity.Rejection.Reason.UNSUPPORTED_MESSAGE_TYPE;
+
+import jakarta.jms.BytesMessage;
+import jakarta.jms.JMSException;
+import jakarta.jms.Message;
+import jakarta.jms.TextMessage;
+import jakarta.json.Json;
+import jakarta.json.JsonException;
+import jakarta.json.JsonNumber;
+import jakarta.json.JsonObject;
+import jakarta.json.JsonReader;
+import jakarta.json.JsonReaderFactory;
+import jakarta.json.JsonString;
+import jakarta.json.JsonValue;
+import java.io.StringReader;
+import java.math.BigDecimal;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.UUID;
+import java.util.regex.Pattern;
+import org.idempotent.payment.entity.PaymentEvent;
+import org.idempotent.payment.entity.RejectedMessage;
+import org.idempotent.payment.entity.Rejection;
+
+/**
+ * Reads the message contract: a UTF-8 JSON object {@code {"eventId","accountId","amountCents"}} in a TextMessage or a
+ * BytesMessage; unknown fields are ignored. Anything else is a {@link RejectedMessage} naming the reason.
+ */
+public final class PaymentEvents {
+
+    /** Larger bodies are rejected unread: a payment event is about 120 bytes. */
+    public static final int MAX_BODY_SIZE = 64 * 1024;
+
+    // Canonical 8-4-4-4-12 form only: UUID.fromString also accepts shortened groups such as "1-1-1-1-1".
+    private static final Pattern CANONICAL_UUID =
+            Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+    private static final BigDecimal MIN_AMOUNT = BigDecimal.valueOf(PaymentEvent.MIN_AMOUNT_CENTS);
+    private static final BigDecimal MAX_AMOUNT = BigDecimal.valueOf(PaymentEvent.MAX_AMOUNT_CENTS);
+
+    // Json.createReader looks the provider up on every call; the factory is thread-safe and looked up once.
+    private static final JsonReaderFactory READERS = Json.createReaderFactory(Map.of());
+
+    private PaymentEvents() {}
+
+    /**
+     * @throws RejectedMessage if the message can never be a payment event
+     * @throws JMSException if the body cannot be read from the provider (transient: the caller lets it redeliver)
+     */
+    public static PaymentEvent read(Message message) throws JMSException {
+        if (message instanceof TextMessage text) {
+            String body = text.getText();
+            if (body == null || body.isEmpty()) {
+                throw new RejectedMessage(EMPTY_BODY, "the text message has no body");
+            }
+            if (body.length() > MAX_BODY_SIZE) {
+                throw new RejectedMessage(BODY_TOO_LARGE, body.length() + " characters, limit " + MAX_BODY_SIZE);
+            }
+            return parse(body);
+        }
+        if (message instanceof BytesMessage bytes) {
+            long length = bytes.getBodyLength();
+            if (length == 0) {
+                throw new RejectedMessage(EMPTY_BODY, "the bytes message has no body");
+            }
+            if (length > MAX_BODY_SIZE) {
+                throw new RejectedMessage(BODY_TOO_LARGE, length + " bytes, limit " + MAX_BODY_SIZE);
+            }
+            byte[] body = new byte[(int) length];
+            bytes.readBytes(body);
+            return parse(decodeUtf8(body));
+        }
+        throw new RejectedMessage(
+                UNSUPPORTED_MESSAGE_TYPE,
+                "expected a TextMessage or BytesMessage with UTF-8 JSON, got "
+                        + typeName(message));
+    }
+
+    static String decodeUtf8(byte[] body) {
+        try {
+            return StandardCharsets.UTF_8
+                    .newDecoder()
+                    .onMalformedInput(CodingErrorAction.REPORT)
+                    .onUnmappableCharacter(CodingErrorAction.REPORT)
+                    .decode(ByteBuffer.wrap(body))
+                    .toString();
+        } catch (CharacterCodingException e) {
+            throw new RejectedMessage(INVALID_ENCODING, "the body is not valid UTF-8");
+        }
+    }
+
+    public static PaymentEvent parse(String json) {
+        JsonObject object = readObject(json);
+        UUID eventId = eventId(required(object, "eventId"));
+        String accountId = accountId(required(object, "accountId"));
+        long amountCents = amountCents(required(object, "amountCents"));
+        return new PaymentEvent(eventId, accountId, amountCents);
+    }
+
+    private static JsonObject readObject(String json) {
+        JsonValue value;
+        try (JsonReader reader = READERS.createReader(new StringReader(json))) {
+            value = reader.readValue();
+        } catch (JsonException | IllegalStateException e) {
+            throw new RejectedMessage(MALFORMED_JSON, "the body is not JSON: " + e.getMessage());
+        }
+        if (value.getValueType() != JsonValue.ValueType.OBJECT) {
+            throw new RejectedMessage(NOT_A_JSON_OBJECT, "the body is a JSON " + value.getValueType() + ", not an object");
+        }
+        return value.asJsonObject();
+    }
+
+    private static JsonValue required(JsonObject object, String field) {
+        JsonValue value = object.get(field);
+        if (value == null || value.getValueType() == JsonValue.ValueType.NULL) {
+            throw new RejectedMessage(MISSING_FIELD, "the field '" + field + "' is missing");
+        }
+        return value;
+    }
+
+    private static UUID eventId(JsonValue value) {
+        if (value instanceof JsonString string && CANONICAL_UUID.matcher(string.getString()).matches()) {
+            return UUID.fromString(string.getString());
+        }
+        throw new RejectedMessage(INVALID_EVENT_ID, "eventId must be a UUID string, got " + abbreviate(value));
+    }
+
+    private static String accountId(JsonValue value) {
+        if (value instanceof JsonString string && PaymentEvent.ACCOUNT_ID.matcher(string.getString()).matches()) {
+            return string.getString();
+        }
+        throw new RejectedMessage(
+                INVALID_ACCOUNT_ID, "accountId must be 1-64 of A-Z a-z 0-9 _ . : -, got " + abbreviate(value));
+    }
+
+    private static long amountCents(JsonValue value) {
+        if (value instanceof JsonNumber number) {
+            BigDecimal amount = number.bigDecimalValue();
+            boolean integer = amount.stripTrailingZeros().scale() <= 0;
+            if (integer && amount.compareTo(MIN_AMOUNT) >= 0 && amount.compareTo(MAX_AMOUNT) <= 0) {
+                return amount.longValueExact();
+            }
+        }
+        throw new RejectedMessage(
+                INVALID_AMOUNT,
+                "amountCents must be an integer " + PaymentEvent.MIN_AMOUNT_CENTS + ".." + PaymentEvent.MAX_AMOUNT_CENTS
+                        + ", got " + abbreviate(value));
+    }
+
+    private static String abbreviate(JsonValue value) {
+        String text = value.toString();
+        return text.length() <= 80 ? text : text.substring(0, 77) + "...";
+    }
+
+    private static String typeName(Message message) {
+        for (Class<?> type : message.getClass().getInterfaces()) {
+            if (type.getName().startsWith("jakarta.jms.")) {
+                return type.getSimpleName();
+            }
+        }
+        return message.getClass().getSimpleName();
+    }
+}

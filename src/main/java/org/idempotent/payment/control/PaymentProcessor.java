@@ -1,0 +1,83 @@
+package org.idempotent.payment.control;
+
+import jakarta.annotation.Resource;
+import jakarta.ejb.SessionContext;
+import jakarta.ejb.Stateless;
+import jakarta.ejb.TransactionAttribute;
+import jakarta.ejb.TransactionAttributeType;
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.PersistenceContext;
+import jakarta.persistence.PersistenceException;
+import java.sql.SQLException;
+import org.idempotent.payment.entity.Outcome;
+import org.idempotent.payment.entity.PaymentEvent;
+import org.idempotent.payment.entity.ProcessedEvent;
+
+/**
+ * Applies one payment event exactly once, in one local transaction on the non-XA PostgreSQL pool.
+ *
+ * <p>Insert-first: the dedup row is written and flushed before anything else, so the primary key of
+ * {@code processed_events} decides between two concurrent deliveries of the same event, with no check-then-act window.
+ * The business write is a second, independent guard.
+ */
+@Stateless
+public class PaymentProcessor {
+
+    static final String UNIQUE_VIOLATION = "23505";
+
+    /**
+     * Creates the account with its first payment, or adds to it unless this very event was the last one applied to
+     * it. {@code IS DISTINCT FROM}, not {@code !=}: the latter is never true while last_event_id is NULL.
+     */
+    static final String GUARDED_UPSERT = """
+            INSERT INTO accounts (id, balance_cents, last_event_id, updated_at)
+            VALUES (?1, ?2, ?3, now())
+            ON CONFLICT (id) DO UPDATE
+               SET balance_cents = accounts.balance_cents + EXCLUDED.balance_cents,
+                   last_event_id = EXCLUDED.last_event_id,
+                   updated_at = EXCLUDED.updated_at
+             WHERE accounts.last_event_id IS DISTINCT FROM EXCLUDED.last_event_id""";
+
+    @PersistenceContext
+    EntityManager em;
+
+    @Resource
+    SessionContext context;
+
+    /**
+     * Runs in its own transaction, which commits before the caller acknowledges the message: if the JVM dies between
+     * the two, the redelivery finds the event recorded and is a {@link Outcome#DUPLICATE}.
+     */
+    @TransactionAttribute(TransactionAttributeType.REQUIRES_NEW)
+    public Outcome apply(PaymentEvent event) {
+        try {
+            em.persist(new ProcessedEvent(event.eventId()));
+            em.flush();
+        } catch (PersistenceException e) {
+            if (isUniqueViolation(e)) {
+                context.setRollbackOnly();
+                return Outcome.DUPLICATE;
+            }
+            throw e;
+        }
+        int applied = em.createNativeQuery(GUARDED_UPSERT)
+                .setParameter(1, event.accountId())
+                .setParameter(2, event.amountCents())
+                .setParameter(3, event.eventId())
+                .executeUpdate();
+        return applied == 1 ? Outcome.APPLIED : Outcome.ALREADY_APPLIED;
+    }
+
+    /** A unique violation (SQLState 23505) anywhere in the cause chain. */
+    static boolean isUniqueViolation(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof SQLException sql && UNIQUE_VIOLATION.equals(sql.getSQLState())) {
+                return true;
+            }
+            if (cause.getCause() == cause) {
+                break;
+            }
+        }
+        return false;
+    }
+}

@@ -1,0 +1,18 @@
+package org.idempotent.payment.entity;
+
+/** What consuming one message did. */
+public enum Outcome {
+    /** The payment was applied and the event recorded. */
+    APPLIED,
+    /** The event was recorded before: nothing applied, the message is acknowledged. */
+    DUPLICATE,
+    /**
+     * The event had no dedup record (for example it was purged or bypassed by a backfill), but the account shows it
+     * as the last event applied: the guarded upsert refused to apply it twice.
+     */
+    ALREADY_APPLIED,
+    /** The message is not a valid payment event: dead-lettered with its reason, nothing applied. */
+    REJECTED,
+    /** A transient failure: rolled back, the broker redelivers it. */
+    FAILED
+}

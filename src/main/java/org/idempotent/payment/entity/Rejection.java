@@ -1,0 +1,30 @@
+package org.idempotent.payment.entity;
+
+import static java.util.Objects.requireNonNull;
+
+/** Why a message can never become a payment. Retrying it cannot help, so it is dead-lettered at once. */
+public record Rejection(Reason reason, String detail) {
+
+    public enum Reason {
+        UNSUPPORTED_MESSAGE_TYPE,
+        EMPTY_BODY,
+        BODY_TOO_LARGE,
+        INVALID_ENCODING,
+        MALFORMED_JSON,
+        NOT_A_JSON_OBJECT,
+        MISSING_FIELD,
+        INVALID_EVENT_ID,
+        INVALID_ACCOUNT_ID,
+        INVALID_AMOUNT
+    }
+
+    public Rejection {
+        requireNonNull(reason, "reason");
+        requireNonNull(detail, "detail");
+    }
+
+    @Override
+    public String toString() {
+        return reason + ": " + detail;
+    }
+}

@@ -1,0 +1,66 @@
+package org.idempotent.loadgen;
+
+import jakarta.jms.BytesMessage;
+import jakarta.jms.Connection;
+import jakarta.jms.DeliveryMode;
+import jakarta.jms.JMSException;
+import jakarta.jms.Message;
+import jakarta.jms.MessageProducer;
+import jakarta.jms.Session;
+import java.nio.charset.StandardCharsets;
+import java.util.UUID;
+import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
+import org.idempotent.stack.Settings;
+
+/** Sends payment events to the broker as a producer application would: persistent messages, Artemis core client. */
+public final class PaymentProducer implements AutoCloseable {
+
+    private final Connection connection;
+    private final Session session;
+    private final MessageProducer producer;
+
+    public PaymentProducer(Settings settings) throws JMSException {
+        this(settings, settings.get("PAYMENTS_QUEUE"));
+    }
+
+    public PaymentProducer(Settings settings, String queue) throws JMSException {
+        ActiveMQConnectionFactory factory = new ActiveMQConnectionFactory(
+                settings.brokerUrl(), settings.get("BROKER_USER"), settings.get("BROKER_PASSWORD"));
+        connection = factory.createConnection();
+        session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+        producer = session.createProducer(session.createQueue(queue));
+        producer.setDeliveryMode(DeliveryMode.PERSISTENT);
+    }
+
+    public static String json(UUID eventId, String accountId, long amountCents) {
+        return "{\"eventId\":\"" + eventId + "\",\"accountId\":\"" + accountId + "\",\"amountCents\":" + amountCents + "}";
+    }
+
+    public void sendText(String body) throws JMSException {
+        producer.send(session.createTextMessage(body));
+    }
+
+    public void sendBytes(byte[] body) throws JMSException {
+        BytesMessage message = session.createBytesMessage();
+        message.writeBytes(body);
+        producer.send(message);
+    }
+
+    public void sendBytes(String body) throws JMSException {
+        sendBytes(body.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** For messages a test builds itself (other body types, properties). */
+    public Session session() {
+        return session;
+    }
+
+    public void send(Message message) throws JMSException {
+        producer.send(message);
+    }
+
+    @Override
+    public void close() throws JMSException {
+        connection.close();
+    }
+}

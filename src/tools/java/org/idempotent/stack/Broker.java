@@ -1,0 +1,59 @@
+package org.idempotent.stack;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+import org.apache.activemq.artemis.core.config.FileDeploymentManager;
+import org.apache.activemq.artemis.core.config.impl.FileConfiguration;
+import org.apache.activemq.artemis.core.config.impl.SecurityConfiguration;
+import org.apache.activemq.artemis.core.server.embedded.EmbeddedActiveMQ;
+import org.apache.activemq.artemis.spi.core.security.ActiveMQJAASSecurityManager;
+import org.apache.activemq.artemis.spi.core.security.jaas.InVMLoginModule;
+
+/**
+ * A real ActiveMQ Artemis broker with a persistent journal, configured by server-config/broker.xml, in a process of
+ * its own: {@code java -cp ... org.idempotent.stack.Broker <data dir>}. Stops cleanly on SIGTERM / Ctrl-C.
+ */
+public final class Broker {
+
+    public static final Path CONFIG = Path.of("server-config", "broker.xml");
+    public static final String ROLE = "payments";
+
+    private Broker() {}
+
+    public static void main(String[] args) throws Exception {
+        Settings settings = Settings.fromEnvironment();
+        Path dataDir = Path.of(args.length > 0 ? args[0] : settings.stackDir().resolve("broker").toString());
+        Files.createDirectories(dataDir);
+        System.setProperty("broker.port", settings.get("BROKER_PORT"));
+
+        SecurityConfiguration users = new SecurityConfiguration();
+        users.addUser(settings.get("BROKER_USER"), settings.get("BROKER_PASSWORD"));
+        users.addRole(settings.get("BROKER_USER"), ROLE);
+
+        FileConfiguration configuration = new FileConfiguration();
+        new FileDeploymentManager(CONFIG.toAbsolutePath().toUri().toString())
+                .addDeployable(configuration)
+                .readConfiguration();
+        // The relative journal directories of broker.xml resolve against the broker instance directory.
+        configuration.setBrokerInstance(dataDir.toFile());
+
+        EmbeddedActiveMQ broker = new EmbeddedActiveMQ();
+        broker.setConfiguration(configuration);
+        broker.setSecurityManager(new ActiveMQJAASSecurityManager(InVMLoginModule.class.getName(), users));
+        broker.start();
+        System.out.printf("Artemis broker up on port %s, journal in %s%n", settings.get("BROKER_PORT"), dataDir);
+
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            try {
+                broker.stop();
+            } catch (Exception e) {
+                e.printStackTrace();
+            } finally {
+                stopped.countDown();
+            }
+        }));
+        stopped.await();
+    }
+}

@@ -1,0 +1,68 @@
+package org.idempotent.stack;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+
+/** The {@link Broker} in a child JVM, so that it can be stopped, killed and restarted like a real one. */
+public final class BrokerProcess extends ChildProcess {
+
+    private final Settings settings;
+
+    private BrokerProcess(Settings settings, Path dataDir, boolean showOutput) throws IOException {
+        super("broker", List.of(java(), "-Xmx512m", "-cp", toolsClasspath(), Broker.class.getName(), dataDir.toString()),
+                settings.asEnvironment(), settings.stackDir().resolve("broker.log"), showOutput);
+        this.settings = settings;
+    }
+
+    public static BrokerProcess start(Settings settings, boolean showOutput) {
+        try {
+            BrokerProcess broker = new BrokerProcess(settings, settings.stackDir().resolve("broker"), showOutput);
+            broker.awaitListening(Duration.ofSeconds(60));
+            return broker;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private void awaitListening(Duration timeout) {
+        Instant deadline = Instant.now().plus(timeout);
+        while (Instant.now().isBefore(deadline)) {
+            failIfDead("starting");
+            try (Socket socket = new Socket()) {
+                socket.connect(new InetSocketAddress(settings.get("BROKER_HOST"), settings.getInt("BROKER_PORT")), 500);
+                return;
+            } catch (IOException notYet) {
+                pause();
+            }
+        }
+        stop(Duration.ofSeconds(5));
+        throw new IllegalStateException("broker not listening after " + timeout + "; see " + log());
+    }
+
+    private static void pause() {
+        try {
+            Thread.sleep(200);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
+    /** The project's test class path, written by the build (target/runtime/tools.classpath), plus its own classes. */
+    static String toolsClasspath() {
+        try {
+            String dependencies = Files.readString(Build.RUNTIME_DIR.resolve("tools.classpath")).trim();
+            return Path.of("target", "test-classes").toAbsolutePath() + java.io.File.pathSeparator
+                    + Path.of("target", "classes").toAbsolutePath() + java.io.File.pathSeparator + dependencies;
+        } catch (IOException e) {
+            throw new UncheckedIOException("run the build first (mvn package): " + e.getMessage(), e);
+        }
+    }
+}

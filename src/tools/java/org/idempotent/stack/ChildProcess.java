@@ -1,0 +1,94 @@
+package org.idempotent.stack;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/** A process of the local stack (broker or Payara Micro) with its log file; stopping it never leaves it running. */
+public class ChildProcess implements AutoCloseable {
+
+    private final String name;
+    private final Process process;
+    private final Path log;
+
+    protected ChildProcess(String name, List<String> command, Map<String, String> environment, Path log, boolean showOutput)
+            throws IOException {
+        this.name = name;
+        this.log = log;
+        Files.createDirectories(log.getParent());
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+        builder.environment().putAll(environment);
+        if (showOutput) {
+            builder.inheritIO();
+        } else {
+            builder.redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        }
+        this.process = builder.start();
+    }
+
+    static String java() {
+        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public Path log() {
+        return log;
+    }
+
+    public long pid() {
+        return process.pid();
+    }
+
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    /** kill -9: no shutdown hook, no clean close of anything. */
+    public void kill() {
+        process.destroyForcibly();
+        await(Duration.ofSeconds(30));
+    }
+
+    /** SIGTERM, then SIGKILL if it has not gone after the grace period. */
+    public void stop(Duration grace) {
+        if (!process.isAlive()) {
+            return;
+        }
+        process.destroy();
+        if (!await(grace)) {
+            kill();
+        }
+    }
+
+    public boolean await(Duration timeout) {
+        try {
+            return process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    public int waitFor() throws InterruptedException {
+        return process.waitFor();
+    }
+
+    protected void failIfDead(String waitingFor) {
+        if (!process.isAlive()) {
+            throw new IllegalStateException(name + " exited with " + process.exitValue() + " while " + waitingFor
+                    + "; see " + log);
+        }
+    }
+
+    @Override
+    public void close() {
+        stop(Duration.ofSeconds(30));
+    }
+}

@@ -1,0 +1,95 @@
+package org.idempotent.stack;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Payara Micro with the Artemis RAR and a WAR, configured by server-config/post-boot-commands.asadmin from the
+ * environment, in a child JVM.
+ */
+public final class PayaraMicroProcess extends ChildProcess {
+
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    private final int httpPort;
+
+    private PayaraMicroProcess(String name, List<String> command, Map<String, String> environment, Path log,
+            boolean showOutput, int httpPort) throws IOException {
+        super(name, command, environment, log, showOutput);
+        this.httpPort = httpPort;
+    }
+
+    /** Starts an instance; its HTTP port is the setting HTTP_PORT. */
+    public static PayaraMicroProcess start(String name, Settings settings, Path war, boolean showOutput,
+            String... jvmOptions) {
+        int httpPort = settings.getInt("HTTP_PORT");
+        Path work = settings.stackDir().resolve(name);
+        try {
+            Files.createDirectories(work);
+            List<String> command = new ArrayList<>();
+            command.add(java());
+            command.add("-Xmx768m");
+            // Payara Micro unpacks itself into java.io.tmpdir: one directory per instance, inside the stack dir.
+            command.add("-Djava.io.tmpdir=" + work);
+            command.addAll(List.of(jvmOptions));
+            command.addAll(List.of("-jar", Build.PAYARA_MICRO.toString(),
+                    "--nocluster",
+                    "--port", String.valueOf(httpPort),
+                    "--addlibs", Build.POSTGRESQL_DRIVER.toString(),
+                    "--postbootcommandfile", Build.POST_BOOT_COMMANDS.toString(),
+                    "--deploy", war.toString()));
+            Map<String, String> environment = new HashMap<>(settings.asEnvironment());
+            environment.put("ARTEMIS_RAR", Build.RAR.toString());
+            return new PayaraMicroProcess(name, command, environment, settings.stackDir().resolve(name + ".log"),
+                    showOutput, httpPort);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public URI uri(String path) {
+        return URI.create("http://localhost:" + httpPort + path);
+    }
+
+    /** Waits until /health/ready answers UP: schema migrated, database and broker reachable, consumer deployed. */
+    public PayaraMicroProcess awaitReady(Duration timeout) {
+        Instant deadline = Instant.now().plus(timeout);
+        String last = "no answer";
+        while (Instant.now().isBefore(deadline)) {
+            failIfDead("waiting for /health/ready");
+            try {
+                HttpResponse<String> response = HTTP.send(
+                        HttpRequest.newBuilder(uri("/health/ready")).timeout(Duration.ofSeconds(5)).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                if (response.statusCode() == 200) {
+                    return this;
+                }
+                last = response.statusCode() + " " + response.body();
+            } catch (IOException notYet) {
+                last = notYet.toString();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            }
+            try {
+                Thread.sleep(500);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            }
+        }
+        throw new IllegalStateException(name() + " not ready after " + timeout + " (" + last + "); see " + log());
+    }
+}

@@ -1,0 +1,87 @@
+package org.idempotent.stack;
+
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The configuration keys of the product and their local defaults (those that work on a developer machine with
+ * PostgreSQL at localhost, trust authentication). An environment variable of the same name wins.
+ */
+public final class Settings {
+
+    private static final Map<String, String> DEFAULTS = new LinkedHashMap<>();
+
+    static {
+        DEFAULTS.put("DB_HOST", "localhost");
+        DEFAULTS.put("DB_PORT", "5432");
+        DEFAULTS.put("DB_NAME", "payments");
+        DEFAULTS.put("DB_USER", "postgres");
+        DEFAULTS.put("DB_PASSWORD", "postgres");
+        DEFAULTS.put("DB_POOL_MAX", "16");
+        DEFAULTS.put("BROKER_HOST", "localhost");
+        DEFAULTS.put("BROKER_PORT", "61616");
+        DEFAULTS.put("BROKER_USER", "payments");
+        DEFAULTS.put("BROKER_PASSWORD", "payments");
+        DEFAULTS.put("PAYMENTS_QUEUE", "payments");
+        DEFAULTS.put("DEAD_LETTER_QUEUE", "payments.dlq");
+        DEFAULTS.put("CONSUMER_MAX_SESSIONS", "8");
+        DEFAULTS.put("HTTP_PORT", "8080");
+        DEFAULTS.put("STACK_DIR", "target/stack");
+    }
+
+    private final Map<String, String> values;
+
+    private Settings(Map<String, String> values) {
+        this.values = values;
+    }
+
+    public static Settings fromEnvironment() {
+        Map<String, String> values = new LinkedHashMap<>();
+        DEFAULTS.forEach((key, fallback) -> values.put(key, System.getenv().getOrDefault(key, fallback)));
+        return new Settings(values);
+    }
+
+    /** A copy with one value replaced, e.g. another HTTP port for a second instance. */
+    public Settings with(String key, String value) {
+        if (!DEFAULTS.containsKey(key)) {
+            throw new IllegalArgumentException("unknown setting " + key);
+        }
+        Map<String, String> copy = new LinkedHashMap<>(values);
+        copy.put(key, value);
+        return new Settings(copy);
+    }
+
+    public String get(String key) {
+        String value = values.get(key);
+        if (value == null) {
+            throw new IllegalArgumentException("unknown setting " + key);
+        }
+        return value;
+    }
+
+    public int getInt(String key) {
+        return Integer.parseInt(get(key));
+    }
+
+    public Path stackDir() {
+        return Path.of(get("STACK_DIR")).toAbsolutePath();
+    }
+
+    public String jdbcUrl() {
+        return "jdbc:postgresql://" + get("DB_HOST") + ":" + get("DB_PORT") + "/" + get("DB_NAME");
+    }
+
+    public String brokerUrl() {
+        return "tcp://" + get("BROKER_HOST") + ":" + get("BROKER_PORT");
+    }
+
+    /** Every key with its value: the environment a child process (broker, Payara Micro) is started with. */
+    public Map<String, String> asEnvironment() {
+        return Map.copyOf(values);
+    }
+
+    public static Map<String, String> defaults() {
+        return Map.copyOf(DEFAULTS);
+    }
+}
