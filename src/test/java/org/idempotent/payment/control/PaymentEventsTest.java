@@ -1,0 +1,103 @@
+package org.idempotent.payment.control;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.util.UUID;
+import org.idempotent.payment.entity.PaymentEvent;
+import org.idempotent.payment.entity.RejectedMessage;
+import org.idempotent.payment.entity.Rejection.Reason;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class PaymentEventsTest {
+
+    private static final String ID = "0b7e6c1e-3a51-4c4e-9a59-8f4a5e2b7d10";
+
+    @Test
+    void validEventIsReadWithUnknownFieldsIgnored() {
+        PaymentEvent event = PaymentEvents.parse(
+                "{\"eventId\":\"" + ID + "\",\"accountId\":\"acct_1.a:b-c\",\"amountCents\":500,\"currency\":\"EUR\"}");
+
+        assertThat(event).isEqualTo(new PaymentEvent(UUID.fromString(ID), "acct_1.a:b-c", 500));
+    }
+
+    @Test
+    void amountLimitsAreInclusive() {
+        assertThat(PaymentEvents.parse(json(ID, "a", "1")).amountCents()).isEqualTo(1);
+        assertThat(PaymentEvents.parse(json(ID, "a", "1000000000000")).amountCents()).isEqualTo(1_000_000_000_000L);
+    }
+
+    @Test
+    void accountIdOf64CharactersIsAccepted() {
+        assertThat(PaymentEvents.parse(json(ID, "a".repeat(64), "1")).accountId()).hasSize(64);
+    }
+
+    @ParameterizedTest(name = "{0} -> {1}")
+    @CsvSource(delimiter = '|', quoteCharacter = '`', value = {
+        "not json at all                                                              | MALFORMED_JSON",
+        "{\"eventId\":                                                                | MALFORMED_JSON",
+        "[1,2,3]                                                                      | NOT_A_JSON_OBJECT",
+        "42                                                                           | NOT_A_JSON_OBJECT",
+        "{\"accountId\":\"a\",\"amountCents\":1}                                      | MISSING_FIELD",
+        "{\"eventId\":\"" + ID + "\",\"amountCents\":1}                               | MISSING_FIELD",
+        "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\"}                             | MISSING_FIELD",
+        "{\"eventId\":null,\"accountId\":\"a\",\"amountCents\":1}                     | MISSING_FIELD",
+        "{\"eventId\":\"not-a-uuid\",\"accountId\":\"a\",\"amountCents\":1}           | INVALID_EVENT_ID",
+        "{\"eventId\":\"1-1-1-1-1\",\"accountId\":\"a\",\"amountCents\":1}            | INVALID_EVENT_ID",
+        "{\"eventId\":42,\"accountId\":\"a\",\"amountCents\":1}                       | INVALID_EVENT_ID",
+        "{\"eventId\":\"" + ID + "\",\"accountId\":\"\",\"amountCents\":1}            | INVALID_ACCOUNT_ID",
+        "{\"eventId\":\"" + ID + "\",\"accountId\":\"a b\",\"amountCents\":1}         | INVALID_ACCOUNT_ID",
+        "{\"eventId\":\"" + ID + "\",\"accountId\":\"a/b\",\"amountCents\":1}         | INVALID_ACCOUNT_ID",
+        "{\"eventId\":\"" + ID + "\",\"accountId\":7,\"amountCents\":1}               | INVALID_ACCOUNT_ID",
+        "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":0}           | INVALID_AMOUNT",
+        "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":-5}          | INVALID_AMOUNT",
+        "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":1000000000001} | INVALID_AMOUNT",
+        "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":12.5}        | INVALID_AMOUNT",
+        "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":\"500\"}     | INVALID_AMOUNT",
+        "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":1e400}       | INVALID_AMOUNT",
+    })
+    void invalidEventIsRejectedWithItsReason(String body, Reason reason) {
+        assertThatThrownBy(() -> PaymentEvents.parse(body))
+                .isInstanceOfSatisfying(RejectedMessage.class, e -> assertThat(e.rejection().reason()).isEqualTo(reason))
+                .hasMessageContaining(reason.name());
+    }
+
+    @Test
+    void accountIdOver64CharactersIsRejected() {
+        assertThatThrownBy(() -> PaymentEvents.parse(json(ID, "a".repeat(65), "1")))
+                .isInstanceOfSatisfying(RejectedMessage.class,
+                        e -> assertThat(e.rejection().reason()).isEqualTo(Reason.INVALID_ACCOUNT_ID));
+    }
+
+    @Test
+    void bytesThatAreNotUtf8AreRejected() {
+        byte[] latin1 = json(ID, "caf\u00e9", "1").getBytes(StandardCharsets.ISO_8859_1);
+
+        assertThatThrownBy(() -> PaymentEvents.decodeUtf8(latin1))
+                .isInstanceOfSatisfying(RejectedMessage.class,
+                        e -> assertThat(e.rejection().reason()).isEqualTo(Reason.INVALID_ENCODING));
+    }
+
+    @Test
+    void utf8BytesAreDecoded() {
+        String body = json(ID, "a", "1") + " ";
+
+        assertThat(PaymentEvents.decodeUtf8(body.getBytes(StandardCharsets.UTF_8))).isEqualTo(body);
+    }
+
+    @Test
+    void rejectionDetailNamesTheOffendingValueShortened() {
+        String longValue = "x".repeat(500);
+
+        assertThatThrownBy(() -> PaymentEvents.parse(json(ID, longValue, "1")))
+                .isInstanceOfSatisfying(RejectedMessage.class,
+                        e -> assertThat(e.rejection().detail()).startsWith("accountId must be").hasSizeLessThan(200));
+    }
+
+    private static String json(String eventId, String accountId, String amount) {
+        return "{\"eventId\":\"" + eventId + "\",\"accountId\":\"" + accountId + "\",\"amountCents\":" + amount + "}";
+    }
+}
