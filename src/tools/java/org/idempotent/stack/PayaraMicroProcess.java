@@ -23,6 +23,9 @@ public final class PayaraMicroProcess extends ChildProcess {
 
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
+    /** MicroProfile Health: what /health/ready answers while no application has registered a check. */
+    public static final String EMPTY_READINESS = "mp.health.default.readiness.empty.response";
+
     private final int httpPort;
 
     private PayaraMicroProcess(String name, List<String> command, Map<String, String> environment, Path log,
@@ -43,6 +46,8 @@ public final class PayaraMicroProcess extends ChildProcess {
             command.add("-Xmx768m");
             // Payara Micro unpacks itself into java.io.tmpdir: one directory per instance, inside the stack dir.
             command.add("-Djava.io.tmpdir=" + work);
+            // Until the WAR has registered its readiness check, "ready" must not mean "no check failed".
+            command.add("-D" + EMPTY_READINESS + "=DOWN");
             command.addAll(List.of(jvmOptions));
             command.addAll(List.of("-jar", Build.PAYARA_MICRO.toString(),
                     "--nocluster",
@@ -73,7 +78,7 @@ public final class PayaraMicroProcess extends ChildProcess {
                 HttpResponse<String> response = HTTP.send(
                         HttpRequest.newBuilder(uri("/health/ready")).timeout(Duration.ofSeconds(5)).build(),
                         HttpResponse.BodyHandlers.ofString());
-                if (response.statusCode() == 200) {
+                if (response.statusCode() == 200 && response.body().contains("payment-consumer")) {
                     return this;
                 }
                 last = response.statusCode() + " " + response.body();

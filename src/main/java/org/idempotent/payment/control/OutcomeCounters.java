@@ -2,6 +2,8 @@ package org.idempotent.payment.control;
 
 import jakarta.annotation.PostConstruct;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Startup;
 import jakarta.inject.Inject;
 import java.util.EnumMap;
 import java.util.Map;
@@ -26,6 +28,11 @@ public class OutcomeCounters {
         for (Outcome outcome : Outcome.values()) {
             counters.put(outcome, registry.counter(METRIC, new Tag("outcome", outcome.name().toLowerCase())));
         }
+    }
+
+    /** Registers the counters at deployment, so that /metrics shows them at zero before the first message. */
+    void registerAtStartup(@Observes Startup startup) {
+        counters.size();
     }
 
     public void count(Outcome outcome) {

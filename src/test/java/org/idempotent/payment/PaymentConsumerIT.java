@@ -1,0 +1,237 @@
+package org.idempotent.payment;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import jakarta.jms.BytesMessage;
+import jakarta.jms.JMSException;
+import jakarta.jms.MapMessage;
+import jakarta.jms.Message;
+import jakarta.jms.StreamMessage;
+import jakarta.jms.TextMessage;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.idempotent.deadletter.control.DeadLetters;
+import org.idempotent.loadgen.PaymentProducer;
+import org.idempotent.stack.Build;
+import org.idempotent.stack.FreePort;
+import org.idempotent.stack.InstanceMetrics;
+import org.idempotent.stack.Ledger;
+import org.idempotent.stack.PayaraMicroProcess;
+import org.idempotent.stack.Settings;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The consumer as deployed: messages go through the real broker, the Artemis RAR and the MDB of the product WAR on
+ * Payara Micro, into PostgreSQL.
+ */
+class PaymentConsumerIT {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(60);
+
+    private static Settings settings;
+    private static PayaraMicroProcess micro;
+    private static InstanceMetrics metrics;
+    private static Ledger ledger;
+    private static DeadLetterReader deadLetters;
+
+    @BeforeAll
+    static void startConsumer() throws JMSException {
+        settings = Settings.fromEnvironment()
+                .with("PAYMENTS_QUEUE", "payments.consumer-it")
+                .with("HTTP_PORT", String.valueOf(FreePort.find()));
+        micro = PayaraMicroProcess.start("consumer-it", settings, Build.WAR, false).awaitReady(Duration.ofMinutes(3));
+        metrics = new InstanceMetrics(micro);
+        ledger = new Ledger(settings);
+        deadLetters = new DeadLetterReader(settings);
+    }
+
+    @AfterAll
+    static void stopConsumer() throws JMSException {
+        if (deadLetters != null) {
+            deadLetters.close();
+        }
+        if (micro != null) {
+            micro.close();
+        }
+    }
+
+    @Test
+    void firstPaymentCreatesTheAccount() throws JMSException {
+        String account = account();
+        UUID eventId = UUID.randomUUID();
+        assertThat(ledger.balance(account)).isNull();
+
+        send(PaymentProducer.json(eventId, account, 1234));
+
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(1234));
+        assertThat(ledger.isProcessed(eventId)).isTrue();
+    }
+
+    @Test
+    void bytesMessageWithUtf8JsonIsApplied() throws JMSException {
+        String account = account();
+        try (PaymentProducer producer = new PaymentProducer(settings)) {
+            producer.sendBytes(PaymentProducer.json(UUID.randomUUID(), account, 77));
+        }
+
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(77));
+    }
+
+    @Test
+    void sequentialDuplicateIsAcknowledgedWithoutEffect() throws JMSException {
+        String account = account();
+        UUID eventId = UUID.randomUUID();
+        send(PaymentProducer.json(eventId, account, 500));
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(500));
+        long duplicates = metrics.outcome("duplicate");
+        long failed = metrics.outcome("failed");
+
+        send(PaymentProducer.json(eventId, account, 500));
+
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1));
+        assertThat(ledger.balance(account)).isEqualTo(500);
+        assertThat(metrics.outcome("failed")).as("a duplicate is not a failure: no rollback, no redelivery")
+                .isEqualTo(failed);
+    }
+
+    @Test
+    void duplicateLongAfterTheFirstCommitIsStillCaught() throws JMSException {
+        String account = account();
+        UUID eventId = UUID.randomUUID();
+        send(PaymentProducer.json(eventId, account, 900));
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(900));
+        ledger.age(eventId, Duration.ofDays(6));
+        long duplicates = metrics.outcome("duplicate");
+
+        send(PaymentProducer.json(eventId, account, 900));
+
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1));
+        assertThat(ledger.balance(account)).isEqualTo(900);
+    }
+
+    /**
+     * The seed's race, through the broker: every event is sent 8 times back to back, so that the consumer's 4+
+     * sessions receive copies of the same event at the same time. Few accounts, so that the guard on the account row
+     * alone could not hide a double application: only the dedup insert can.
+     */
+    @Test
+    void duplicateDeliveredConcurrentlyIsAppliedOnce() throws JMSException {
+        int events = 200;
+        int copies = 8;
+        String prefix = account();
+        long applied = metrics.outcome("applied");
+        long duplicates = metrics.outcome("duplicate");
+        Map<String, Long> expected = new HashMap<>();
+        List<UUID> ids = new ArrayList<>();
+        try (PaymentProducer producer = new PaymentProducer(settings)) {
+            for (int i = 0; i < events; i++) {
+                UUID eventId = UUID.randomUUID();
+                String account = prefix + "-" + (i % 10);
+                long amount = 100 + i;
+                ids.add(eventId);
+                expected.merge(account, amount, Long::sum);
+                for (int c = 0; c < copies; c++) {
+                    producer.sendText(PaymentProducer.json(eventId, account, amount));
+                }
+            }
+        }
+
+        await().atMost(Duration.ofMinutes(3)).untilAsserted(() -> assertThat(
+                metrics.outcome("applied") - applied + metrics.outcome("duplicate") - duplicates)
+                .isEqualTo((long) events * copies));
+        assertThat(metrics.outcome("applied") - applied).isEqualTo(events);
+        assertThat(metrics.outcome("duplicate") - duplicates).isEqualTo((long) events * (copies - 1));
+        assertThat(ledger.processedCount(ids)).isEqualTo(events);
+        expected.forEach((account, balance) -> assertThat(ledger.balance(account)).as(account).isEqualTo(balance));
+    }
+
+    @Test
+    void invalidMessagesAreDeadLetteredAtOnceWithTheirReasonAndNoEffect() throws JMSException {
+        String probe = UUID.randomUUID().toString();
+        String account = account();
+        UUID validId = UUID.randomUUID();
+        String notJson = "this is not json";
+        Map<String, String> expectedReasons = new LinkedHashMap<>();
+        long rejected = metrics.outcome("rejected");
+        long failed = metrics.outcome("failed");
+        try (PaymentProducer producer = new PaymentProducer(settings)) {
+            var session = producer.session();
+            sendProbe(producer, session.createTextMessage(notJson), probe, "not-json", expectedReasons, "MALFORMED_JSON");
+            sendProbe(producer, session.createTextMessage("[1,2]"), probe, "array", expectedReasons, "NOT_A_JSON_OBJECT");
+            sendProbe(producer, session.createTextMessage("{\"eventId\":\"" + validId + "\",\"accountId\":\"" + account + "\"}"),
+                    probe, "missing-amount", expectedReasons, "MISSING_FIELD");
+            sendProbe(producer, session.createTextMessage(PaymentProducer.json(validId, account, 0)), probe,
+                    "zero-amount", expectedReasons, "INVALID_AMOUNT");
+            sendProbe(producer, session.createTextMessage(PaymentProducer.json(validId, account, 1_000_000_000_001L)), probe,
+                    "huge-amount", expectedReasons, "INVALID_AMOUNT");
+            sendProbe(producer, session.createTextMessage("{\"eventId\":\"" + validId + "\",\"accountId\":\"" + account
+                    + "\",\"amountCents\":12.5}"), probe, "fraction", expectedReasons, "INVALID_AMOUNT");
+            sendProbe(producer, session.createTextMessage("{\"eventId\":\"nope\",\"accountId\":\"" + account
+                    + "\",\"amountCents\":5}"), probe, "bad-uuid", expectedReasons, "INVALID_EVENT_ID");
+            sendProbe(producer, session.createTextMessage("{\"eventId\":\"" + validId + "\",\"accountId\":\"bad account\""
+                    + ",\"amountCents\":5}"), probe, "bad-account", expectedReasons, "INVALID_ACCOUNT_ID");
+            sendProbe(producer, session.createTextMessage(""), probe, "empty", expectedReasons, "EMPTY_BODY");
+            sendProbe(producer, session.createTextMessage("x".repeat(70_000)), probe, "huge-text", expectedReasons,
+                    "BODY_TOO_LARGE");
+            BytesMessage latin1 = session.createBytesMessage();
+            latin1.writeBytes(PaymentProducer.json(validId, "caf\u00e9", 5).getBytes(StandardCharsets.ISO_8859_1));
+            sendProbe(producer, latin1, probe, "latin1", expectedReasons, "INVALID_ENCODING");
+            MapMessage map = session.createMapMessage();
+            map.setString("eventId", validId.toString());
+            sendProbe(producer, map, probe, "map", expectedReasons, "UNSUPPORTED_MESSAGE_TYPE");
+            StreamMessage stream = session.createStreamMessage();
+            stream.writeString("{}");
+            sendProbe(producer, stream, probe, "stream", expectedReasons, "UNSUPPORTED_MESSAGE_TYPE");
+            sendProbe(producer, session.createMessage(), probe, "no-body", expectedReasons, "UNSUPPORTED_MESSAGE_TYPE");
+        }
+
+        List<Message> dead = deadLetters.receive("probe = '" + probe + "'", expectedReasons.size(), PATIENCE);
+
+        Map<String, String> reasons = new LinkedHashMap<>();
+        for (Message message : dead) {
+            reasons.put(message.getStringProperty("kind"), message.getStringProperty(DeadLetters.REASON));
+            assertThat(message.getStringProperty(DeadLetters.DETAIL)).isNotBlank();
+            assertThat(message.getStringProperty(DeadLetters.ORIGINAL_DESTINATION)).contains(settings.get("PAYMENTS_QUEUE"));
+            if ("not-json".equals(message.getStringProperty("kind"))) {
+                assertThat(((TextMessage) message).getText()).as("the body travels unchanged").isEqualTo(notJson);
+            }
+        }
+        assertThat(reasons).isEqualTo(expectedReasons);
+        assertThat(metrics.outcome("rejected") - rejected).isEqualTo(expectedReasons.size());
+        assertThat(metrics.outcome("failed")).as("dead-lettered at once, no redelivery attempts burnt").isEqualTo(failed);
+        assertThat(ledger.isProcessed(validId)).isFalse();
+        assertThat(ledger.balance(account)).isNull();
+
+        // ...and the consumer goes on with the next message.
+        UUID next = UUID.randomUUID();
+        send(PaymentProducer.json(next, account, 42));
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(42));
+    }
+
+    private static void sendProbe(PaymentProducer producer, Message message, String probe, String kind,
+            Map<String, String> expectedReasons, String reason) throws JMSException {
+        message.setStringProperty("probe", probe);
+        message.setStringProperty("kind", kind);
+        producer.send(message);
+        expectedReasons.put(kind, reason);
+    }
+
+    private static void send(String json) throws JMSException {
+        try (PaymentProducer producer = new PaymentProducer(settings)) {
+            producer.sendText(json);
+        }
+    }
+
+    private static String account() {
+        return "it-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+}

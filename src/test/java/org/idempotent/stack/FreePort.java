@@ -1,0 +1,18 @@
+package org.idempotent.stack;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+
+public final class FreePort {
+
+    private FreePort() {}
+
+    public static int find() {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,49 @@
+package org.idempotent.stack;
+
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Reads the outcome counters of one Payara Micro instance from its /metrics endpoint. */
+public final class InstanceMetrics {
+
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    private final PayaraMicroProcess instance;
+
+    public InstanceMetrics(PayaraMicroProcess instance) {
+        this.instance = instance;
+    }
+
+    /** The count of messages with this outcome (applied, duplicate, already_applied, rejected, failed). */
+    public long outcome(String outcome) {
+        String body = get("/metrics?scope=application");
+        Matcher m = Pattern.compile("payments_messages_total\\{[^}]*outcome=\"" + outcome + "\"[^}]*} ([0-9.E]+)")
+                .matcher(body);
+        if (!m.find()) {
+            throw new IllegalStateException("no counter for outcome " + outcome + " in:\n" + body);
+        }
+        return (long) Double.parseDouble(m.group(1));
+    }
+
+    private String get(String path) {
+        try {
+            HttpResponse<String> response = HTTP.send(
+                    HttpRequest.newBuilder(instance.uri(path)).timeout(Duration.ofSeconds(10)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            if (response.statusCode() != 200) {
+                throw new IllegalStateException(path + " answered " + response.statusCode() + ": " + response.body());
+            }
+            return response.body();
+        } catch (IOException e) {
+            throw new IllegalStateException(path, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(path, e);
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package org.idempotent.stack;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.UUID;
+
+/** What the tests read from, and do behind the back of, the payments database. */
+public final class Ledger {
+
+    private final Settings settings;
+
+    public Ledger(Settings settings) {
+        this.settings = settings;
+    }
+
+    /** The balance of an account, or null if it has no row (no payment was ever applied to it). */
+    public Long balance(String account) {
+        return single("SELECT balance_cents FROM accounts WHERE id = ?", account);
+    }
+
+    public boolean isProcessed(UUID eventId) {
+        return single("SELECT 1 FROM processed_events WHERE event_id = ?", eventId) != null;
+    }
+
+    public long processedCount(Collection<UUID> eventIds) {
+        return single("SELECT count(*) FROM processed_events WHERE event_id = ANY (?)", eventIds.toArray(UUID[]::new));
+    }
+
+    /** A backfill or a purge that removed the dedup record of an event. */
+    public void forget(UUID eventId) {
+        update("DELETE FROM processed_events WHERE event_id = ?", eventId);
+    }
+
+    /** Pretends the event was processed this long ago. */
+    public void age(UUID eventId, Duration age) {
+        update("UPDATE processed_events SET processed_at = now() - make_interval(secs => ?) WHERE event_id = ?",
+                (double) age.toSeconds(), eventId);
+    }
+
+    private Long single(String sql, Object parameter) {
+        try (Connection db = Database.connect(settings); PreparedStatement query = db.prepareStatement(sql)) {
+            bind(db, query, 1, parameter);
+            try (ResultSet row = query.executeQuery()) {
+                return row.next() ? row.getLong(1) : null;
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql, e);
+        }
+    }
+
+    private void update(String sql, Object... parameters) {
+        try (Connection db = Database.connect(settings); PreparedStatement statement = db.prepareStatement(sql)) {
+            for (int i = 0; i < parameters.length; i++) {
+                bind(db, statement, i + 1, parameters[i]);
+            }
+            statement.executeUpdate();
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql, e);
+        }
+    }
+
+    private static void bind(Connection db, PreparedStatement statement, int index, Object value) throws SQLException {
+        if (value instanceof UUID[] ids) {
+            statement.setArray(index, db.createArrayOf("uuid", ids));
+        } else {
+            statement.setObject(index, value);
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package org.idempotent.stack;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.stream.Stream;
+import org.junit.platform.engine.support.descriptor.ClassSource;
+import org.junit.platform.launcher.TestExecutionListener;
+import org.junit.platform.launcher.TestIdentifier;
+import org.junit.platform.launcher.TestPlan;
+
+/**
+ * Starts what the integration tests share before the first of them: the test database (DB_NAME, created if missing)
+ * and a fresh Artemis broker on the test port, in a process of its own. Unit test runs start nothing.
+ */
+public class StackListener implements TestExecutionListener {
+
+    private static volatile BrokerProcess broker;
+
+    @Override
+    public void testPlanExecutionStarted(TestPlan plan) {
+        if (!containsIntegrationTests(plan)) {
+            return;
+        }
+        Settings settings = Settings.fromEnvironment();
+        try {
+            Database.ensureExists(settings);
+            deleteRecursively(settings.stackDir());
+            Files.createDirectories(settings.stackDir());
+        } catch (SQLException e) {
+            throw new IllegalStateException("PostgreSQL not reachable at " + settings.jdbcUrl(), e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        broker = BrokerProcess.start(settings, false);
+    }
+
+    @Override
+    public void testPlanExecutionFinished(TestPlan plan) {
+        if (broker != null) {
+            broker.stop(Duration.ofSeconds(30));
+            broker = null;
+        }
+    }
+
+    /** The shared broker, for the tests that stop and restart it. */
+    public static BrokerProcess broker() {
+        return broker;
+    }
+
+    private static boolean containsIntegrationTests(TestPlan plan) {
+        return plan.getRoots().stream()
+                .flatMap(root -> plan.getDescendants(root).stream())
+                .map(TestIdentifier::getSource)
+                .flatMap(java.util.Optional::stream)
+                .anyMatch(source -> source instanceof ClassSource c && c.getClassName().endsWith("IT"));
+    }
+
+    static void deleteRecursively(Path dir) throws IOException {
+        if (!Files.exists(dir)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(dir)) {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(path);
+            }
+        }
+    }
+}
