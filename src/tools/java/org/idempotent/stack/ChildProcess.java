@@ -76,6 +76,10 @@ public class ChildProcess implements AutoCloseable {
         }
     }
 
+    public int exitValue() {
+        return process.exitValue();
+    }
+
     public int waitFor() throws InterruptedException {
         return process.waitFor();
     }
