@@ -25,7 +25,7 @@ import org.idempotent.stack.Settings;
  * or a retrying producer would), then watches the database until every distinct event is applied and checks each
  * balance against what was sent.
  *
- * <pre>mvn -Pload -Dload.args="--count 20000 --duplicates 0.2 --accounts 1000 --threads 4 --seed 42"</pre>
+ * <pre>mvn -Pload -Dload.args="--count 20000 --duplicates 0.2 --accounts 1000 --threads 4 --batch 100 --seed 42"</pre>
  */
 public final class LoadGenerator {
 
@@ -39,20 +39,24 @@ public final class LoadGenerator {
         double duplicates = Double.parseDouble(options.getOrDefault("duplicates", "0.2"));
         int accounts = Integer.parseInt(options.getOrDefault("accounts", "1000"));
         int threads = Integer.parseInt(options.getOrDefault("threads", "4"));
+        int batch = Integer.parseInt(options.getOrDefault("batch", "100"));
         long seed = Long.parseLong(options.getOrDefault("seed", String.valueOf(System.nanoTime())));
         Duration timeout = Duration.ofSeconds(Long.parseLong(options.getOrDefault("timeout", "600")));
-        if (count < 1 || duplicates < 0 || duplicates >= 1 || accounts < 1 || threads < 1) {
-            throw new IllegalArgumentException("need --count >= 1, 0 <= --duplicates < 1, --accounts >= 1, --threads >= 1");
+        if (count < 1 || duplicates < 0 || duplicates >= 1 || accounts < 1 || threads < 1 || batch < 1) {
+            throw new IllegalArgumentException(
+                    "need --count >= 1, 0 <= --duplicates < 1, --accounts >= 1, --threads >= 1, --batch >= 1");
         }
         Settings settings = Settings.fromEnvironment();
         Random random = new Random(seed);
-        // Accounts of this run only, so the check is exact however many runs the database has seen.
-        String run = Long.toString(random.nextLong() & 0xffffffffL, 36);
+        // The seed fixes the shape of the run (amounts, accounts, which events repeat, the order). Event IDs and
+        // account names are new in every run, so that a rerun is not all duplicates of the last one and the balance
+        // check is exact however many runs the database has seen.
+        String run = Long.toString(System.currentTimeMillis(), 36);
         List<Event> distinct = new ArrayList<>();
         int distinctCount = Math.max(1, (int) Math.round(count * (1 - duplicates)));
         for (int i = 0; i < distinctCount; i++) {
-            distinct.add(new Event(new UUID(random.nextLong(), random.nextLong()) /* v4-like */,
-                    "load-" + run + "-" + random.nextInt(accounts), 1 + random.nextInt(100_000)));
+            distinct.add(new Event(UUID.randomUUID(), "load-" + run + "-" + random.nextInt(accounts),
+                    1 + random.nextInt(100_000)));
         }
         List<Event> messages = new ArrayList<>(distinct);
         while (messages.size() < count) {
@@ -72,11 +76,18 @@ public final class LoadGenerator {
         for (int t = 0; t < threads; t++) {
             List<Event> share = messages.subList(t * count / threads, (t + 1) * count / threads);
             done.add(senders.submit(() -> {
-                try (PaymentProducer producer = new PaymentProducer(settings)) {
+                try (PaymentProducer producer = new PaymentProducer(settings, settings.get("PAYMENTS_QUEUE"), true)) {
+                    int inBatch = 0;
                     for (Event e : share) {
                         producer.sendText(PaymentProducer.json(e.id(), e.account(), e.amountCents()));
-                        sent.incrementAndGet();
+                        if (++inBatch == batch) {
+                            producer.commit();
+                            sent.addAndGet(inBatch);
+                            inBatch = 0;
+                        }
                     }
+                    producer.commit();
+                    sent.addAndGet(inBatch);
                 }
                 return null;
             }));
@@ -148,7 +159,7 @@ public final class LoadGenerator {
         Map<String, String> options = new HashMap<>();
         for (int i = 0; i < args.length; i++) {
             if (!args[i].startsWith("--") || i + 1 == args.length) {
-                throw new IllegalArgumentException("usage: --count N --duplicates F --accounts N --threads N --seed N --timeout S");
+                throw new IllegalArgumentException("usage: --count N --duplicates F --accounts N --threads N --batch N --seed N --timeout S");
             }
             options.put(args[i].substring(2), args[++i]);
         }

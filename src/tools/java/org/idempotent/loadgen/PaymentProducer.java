@@ -24,10 +24,15 @@ public final class PaymentProducer implements AutoCloseable {
     }
 
     public PaymentProducer(Settings settings, String queue) throws JMSException {
+        this(settings, queue, false);
+    }
+
+    /** Transacted: messages are delivered at {@link #commit()}, in one synced broker write per batch. */
+    public PaymentProducer(Settings settings, String queue, boolean transacted) throws JMSException {
         ActiveMQConnectionFactory factory = new ActiveMQConnectionFactory(
                 settings.brokerUrl(), settings.get("BROKER_USER"), settings.get("BROKER_PASSWORD"));
         connection = factory.createConnection();
-        session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+        session = connection.createSession(transacted, transacted ? Session.SESSION_TRANSACTED : Session.AUTO_ACKNOWLEDGE);
         producer = session.createProducer(session.createQueue(queue));
         producer.setDeliveryMode(DeliveryMode.PERSISTENT);
     }
@@ -57,6 +62,10 @@ public final class PaymentProducer implements AutoCloseable {
 
     public void send(Message message) throws JMSException {
         producer.send(message);
+    }
+
+    public void commit() throws JMSException {
+        session.commit();
     }
 
     @Override
