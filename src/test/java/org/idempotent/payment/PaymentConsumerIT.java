@@ -155,6 +155,25 @@ class PaymentConsumerIT {
     }
 
     @Test
+    void transientFailureRollsBackPaymentAndDedupRecordTogetherAndIsRedelivered() throws JMSException {
+        String account = account();
+        UUID eventId = UUID.randomUUID();
+        long failed = metrics.outcome("failed");
+        ledger.breakAccountsTable();
+        try {
+            send(PaymentProducer.json(eventId, account, 321));
+
+            await().atMost(PATIENCE).untilAsserted(() -> assertThat(metrics.outcome("failed")).isGreaterThan(failed));
+            assertThat(ledger.isProcessed(eventId)).as("the dedup insert rolled back with the payment").isFalse();
+        } finally {
+            ledger.repair();
+        }
+
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(321));
+        assertThat(ledger.isProcessed(eventId)).isTrue();
+    }
+
+    @Test
     void invalidMessagesAreDeadLetteredAtOnceWithTheirReasonAndNoEffect() throws JMSException {
         String probe = UUID.randomUUID().toString();
         String account = account();

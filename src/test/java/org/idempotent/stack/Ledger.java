@@ -41,6 +41,15 @@ public final class Ledger {
                 (double) age.toSeconds(), eventId);
     }
 
+    /** A database fault the consumer cannot fix by itself: the accounts table is gone until {@link #repair()}. */
+    public void breakAccountsTable() {
+        update("ALTER TABLE accounts RENAME TO accounts_unavailable");
+    }
+
+    public void repair() {
+        update("ALTER TABLE IF EXISTS accounts_unavailable RENAME TO accounts");
+    }
+
     private Long single(String sql, Object parameter) {
         try (Connection db = Database.connect(settings); PreparedStatement query = db.prepareStatement(sql)) {
             bind(db, query, 1, parameter);
