@@ -33,7 +33,9 @@ class SettingsTest {
 
         assertThat(postBoot).containsKeys("DB_HOST", "DB_PORT", "DB_NAME", "DB_USER", "DB_PASSWORD", "DB_POOL_MAX",
                 "BROKER_HOST", "BROKER_PORT", "BROKER_USER", "BROKER_PASSWORD");
+        // Paths the launcher derives from the build and the stack directory.
         postBoot.remove("ARTEMIS_RAR");
+        postBoot.remove("ADMIN_PASSWORD_FILE");
         assertThat(Settings.defaults()).containsAllEntriesOf(postBoot);
     }
 
@@ -46,5 +48,18 @@ class SettingsTest {
 
         assertThat(application).isNotEmpty();
         application.forEach((key, value) -> assertThat(Settings.defaults()).containsEntry((String) key, (String) value));
+    }
+
+    @Test
+    void redeliveryLimitsOfTheRetentionCheckAgreeWithTheBrokerConfiguration() throws IOException {
+        String broker = Files.readString(Path.of("server-config", "broker.xml"));
+        Matcher attempts = Pattern.compile("<max-delivery-attempts>(\\d+)</max-delivery-attempts>").matcher(broker);
+        Matcher delay = Pattern.compile("<max-redelivery-delay>(\\d+)</max-redelivery-delay>").matcher(broker);
+
+        assertThat(attempts.find()).isTrue();
+        assertThat(delay.find()).isTrue();
+        assertThat(Settings.defaults()).containsEntry("BROKER_MAX_DELIVERY_ATTEMPTS", attempts.group(1));
+        assertThat(Long.parseLong(Settings.defaults().get("BROKER_MAX_REDELIVERY_DELAY_SECONDS")) * 1000)
+                .isEqualTo(Long.parseLong(delay.group(1)));
     }
 }

@@ -57,11 +57,19 @@ public final class PayaraMicroProcess extends ChildProcess {
                     "--deploy", war.toString()));
             Map<String, String> environment = new HashMap<>(settings.asEnvironment());
             environment.put("ARTEMIS_RAR", Build.RAR.toString());
+            environment.put("ADMIN_PASSWORD_FILE", adminPasswordFile(work, settings).toString());
             return new PayaraMicroProcess(name, command, environment, settings.stackDir().resolve(name + ".log"),
                     showOutput, httpPort);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** asadmin reads the administrator's password from a file, never from the command line. */
+    static Path adminPasswordFile(Path dir, Settings settings) throws IOException {
+        Path file = dir.resolve("admin-password");
+        Files.writeString(file, "AS_ADMIN_USERPASSWORD=" + settings.get("ADMIN_PASSWORD") + "\n");
+        return file;
     }
 
     public URI uri(String path) {

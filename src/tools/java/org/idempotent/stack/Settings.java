@@ -26,6 +26,15 @@ public final class Settings {
         DEFAULTS.put("PAYMENTS_QUEUE", "payments");
         DEFAULTS.put("DEAD_LETTER_QUEUE", "payments.dlq");
         DEFAULTS.put("CONSUMER_MAX_SESSIONS", "8");
+        DEFAULTS.put("ADMIN_USER", "admin");
+        DEFAULTS.put("ADMIN_PASSWORD", "admin");
+        DEFAULTS.put("RETENTION_DAYS", "14");
+        DEFAULTS.put("RETENTION_BATCH_SIZE", "5000");
+        DEFAULTS.put("RETENTION_TIME_BUDGET_SECONDS", "300");
+        DEFAULTS.put("RETENTION_SCHEDULE", "minute=*/15;hour=*");
+        DEFAULTS.put("BROKER_MAX_DELIVERY_ATTEMPTS", "20");
+        DEFAULTS.put("BROKER_MAX_REDELIVERY_DELAY_SECONDS", "300");
+        DEFAULTS.put("DLQ_REPLAY_DAYS", "7");
         DEFAULTS.put("HTTP_PORT", "8080");
         DEFAULTS.put("STACK_DIR", "target/stack");
     }

@@ -1,0 +1,112 @@
+package org.idempotent.retention.entity;
+
+import static java.util.Objects.requireNonNull;
+
+import jakarta.ejb.ScheduleExpression;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * How long a dedup record must be kept, and how the purge runs. A record purged too early lets a late redelivery
+ * through as a new payment, so the window must outlast every way a message can come back:
+ * {@code window >= maxDeliveryAttempts x maxRedeliveryDelay + dlqReplay + 1 day margin}, and never under a day.
+ */
+public record RetentionPolicy(
+        Duration window,
+        int batchSize,
+        Duration timeBudget,
+        String schedule,
+        int maxDeliveryAttempts,
+        Duration maxRedeliveryDelay,
+        Duration dlqReplay) {
+
+    public static final String WINDOW_DAYS = "RETENTION_DAYS";
+    public static final String BATCH_SIZE = "RETENTION_BATCH_SIZE";
+    public static final String TIME_BUDGET_SECONDS = "RETENTION_TIME_BUDGET_SECONDS";
+    public static final String SCHEDULE = "RETENTION_SCHEDULE";
+    public static final String MAX_DELIVERY_ATTEMPTS = "BROKER_MAX_DELIVERY_ATTEMPTS";
+    public static final String MAX_REDELIVERY_DELAY_SECONDS = "BROKER_MAX_REDELIVERY_DELAY_SECONDS";
+    public static final String DLQ_REPLAY_DAYS = "DLQ_REPLAY_DAYS";
+
+    public static final Duration MINIMUM_WINDOW = Duration.ofDays(1);
+    public static final Duration MARGIN = Duration.ofDays(1);
+    public static final int MAX_BATCH_SIZE = 100_000;
+
+    public RetentionPolicy {
+        requireNonNull(window, WINDOW_DAYS);
+        requireNonNull(timeBudget, TIME_BUDGET_SECONDS);
+        requireNonNull(schedule, SCHEDULE);
+        requireNonNull(maxRedeliveryDelay, MAX_REDELIVERY_DELAY_SECONDS);
+        requireNonNull(dlqReplay, DLQ_REPLAY_DAYS);
+    }
+
+    /** The shortest window that no redelivery or documented replay can outlast. */
+    public Duration safeWindow() {
+        return maxRedeliveryDelay.multipliedBy(maxDeliveryAttempts).plus(dlqReplay).plus(MARGIN);
+    }
+
+    /** @throws UnsafeRetention naming every offending key, if the purge must not run with this policy */
+    public RetentionPolicy requireSafe() {
+        List<String> problems = new ArrayList<>();
+        if (window.compareTo(MINIMUM_WINDOW) < 0) {
+            problems.add(WINDOW_DAYS + "=" + days(window) + " is under the minimum of 1 day");
+        } else if (window.compareTo(safeWindow()) < 0) {
+            problems.add(WINDOW_DAYS + "=" + days(window) + " is shorter than " + MAX_DELIVERY_ATTEMPTS + " ("
+                    + maxDeliveryAttempts + ") x " + MAX_REDELIVERY_DELAY_SECONDS + " (" + maxRedeliveryDelay.toSeconds()
+                    + ") + " + DLQ_REPLAY_DAYS + " (" + days(dlqReplay) + ") + 1 day margin = " + days(safeWindow())
+                    + " days: a late redelivery could be applied twice");
+        }
+        if (batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
+            problems.add(BATCH_SIZE + "=" + batchSize + " is outside 1.." + MAX_BATCH_SIZE);
+        }
+        if (timeBudget.isNegative() || timeBudget.isZero()) {
+            problems.add(TIME_BUDGET_SECONDS + "=" + timeBudget.toSeconds() + " must be positive");
+        }
+        if (maxDeliveryAttempts < 1 || maxRedeliveryDelay.isNegative() || dlqReplay.isNegative()) {
+            problems.add(MAX_DELIVERY_ATTEMPTS + ", " + MAX_REDELIVERY_DELAY_SECONDS + " and " + DLQ_REPLAY_DAYS
+                    + " must be positive");
+        }
+        try {
+            scheduleExpression();
+        } catch (IllegalArgumentException e) {
+            problems.add(SCHEDULE + "=" + schedule + ": " + e.getMessage());
+        }
+        if (!problems.isEmpty()) {
+            throw new UnsafeRetention("Retention refused: " + String.join("; ", problems));
+        }
+        return this;
+    }
+
+    /**
+     * {@link #SCHEDULE} as a timer schedule: {@code field=value} pairs separated by {@code ;}, with the fields and
+     * syntax of {@code @Schedule} (second, minute, hour, dayOfMonth, month, dayOfWeek, year), e.g.
+     * {@code minute=*&#47;15;hour=*}.
+     */
+    public ScheduleExpression scheduleExpression() {
+        ScheduleExpression expression = new ScheduleExpression();
+        for (String part : schedule.split(";")) {
+            String[] pair = part.split("=", 2);
+            if (pair.length != 2 || pair[1].isBlank()) {
+                throw new IllegalArgumentException("expected field=value pairs separated by ';', got '" + part + "'");
+            }
+            String value = pair[1].trim();
+            switch (pair[0].trim().toLowerCase(Locale.ROOT)) {
+                case "second" -> expression.second(value);
+                case "minute" -> expression.minute(value);
+                case "hour" -> expression.hour(value);
+                case "dayofmonth" -> expression.dayOfMonth(value);
+                case "month" -> expression.month(value);
+                case "dayofweek" -> expression.dayOfWeek(value);
+                case "year" -> expression.year(value);
+                default -> throw new IllegalArgumentException("unknown field '" + pair[0].trim() + "'");
+            }
+        }
+        return expression;
+    }
+
+    private static String days(Duration duration) {
+        return String.format(Locale.ROOT, "%.2f", duration.toSeconds() / 86_400.0);
+    }
+}
