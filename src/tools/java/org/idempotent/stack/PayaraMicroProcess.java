@@ -23,9 +23,6 @@ public final class PayaraMicroProcess extends ChildProcess {
 
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
-    /** MicroProfile Health: what /health/ready answers while no application has registered a check. */
-    public static final String EMPTY_READINESS = "mp.health.default.readiness.empty.response";
-
     private final int httpPort;
 
     private PayaraMicroProcess(String name, List<String> command, Map<String, String> environment, Path log,
@@ -46,8 +43,6 @@ public final class PayaraMicroProcess extends ChildProcess {
             command.add("-Xmx768m");
             // Payara Micro unpacks itself into java.io.tmpdir: one directory per instance, inside the stack dir.
             command.add("-Djava.io.tmpdir=" + work);
-            // Until the WAR has registered its readiness check, "ready" must not mean "no check failed".
-            command.add("-D" + EMPTY_READINESS + "=DOWN");
             command.addAll(List.of(jvmOptions));
             command.addAll(List.of("-jar", Build.PAYARA_MICRO.toString(),
                     "--nocluster",
@@ -76,7 +71,10 @@ public final class PayaraMicroProcess extends ChildProcess {
         return URI.create("http://localhost:" + httpPort + path);
     }
 
-    /** Waits until /health/ready answers UP: schema migrated, database and broker reachable, consumer deployed. */
+    /**
+     * Waits until /health/ready answers UP with the application's own check in it: schema migrated, database and
+     * broker reachable. While the WAR is still deploying, Payara answers UP with an empty list of checks.
+     */
     public PayaraMicroProcess awaitReady(Duration timeout) {
         Instant deadline = Instant.now().plus(timeout);
         String last = "no answer";

@@ -12,7 +12,9 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.flywaydb.core.api.output.MigrateResult;
+import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
 
 /**
  * Brings the schema to the version this WAR needs, before any message is consumed.
@@ -38,11 +40,13 @@ public class SchemaMigration {
 
     @PostConstruct
     void migrate() {
-        MigrateResult result = Flyway.configure(SchemaMigration.class.getClassLoader())
+        FluentConfiguration configuration = Flyway.configure(SchemaMigration.class.getClassLoader())
                 .dataSource(dataSource)
-                .locations("classpath:db/migration")
-                .load()
-                .migrate();
+                .locations("classpath:db/migration");
+        // Flyway's default transactional lock keeps a transaction open for the whole migration, which a
+        // CREATE INDEX CONCURRENTLY waits for forever: take the session-level advisory lock instead.
+        configuration.getConfigurationExtension(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
+        MigrateResult result = configuration.load().migrate();
         version = result.targetSchemaVersion != null ? result.targetSchemaVersion : result.initialSchemaVersion;
         LOG.log(Level.INFO, "Schema at version {0} ({1} migrations applied)",
                 new Object[] {version, result.migrationsExecuted});
