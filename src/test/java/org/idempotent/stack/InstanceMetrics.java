@@ -30,6 +30,16 @@ public final class InstanceMetrics {
         return (long) Double.parseDouble(m.group(1));
     }
 
+    /** Any application metric without tags, by its Prometheus name. */
+    public double gauge(String name) {
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "\\{[^}]*} ([0-9.E+-]+)$")
+                .matcher(get("/metrics?scope=application"));
+        if (!m.find()) {
+            throw new IllegalStateException("no metric " + name);
+        }
+        return Double.parseDouble(m.group(1));
+    }
+
     private String get(String path) {
         try {
             HttpResponse<String> response = HTTP.send(

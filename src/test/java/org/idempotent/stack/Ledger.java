@@ -41,6 +41,35 @@ public final class Ledger {
                 (double) age.toSeconds(), eventId);
     }
 
+    /** Dedup records of events processed {@code age} ago (give or take a minute), as a busy past would leave. */
+    public void insertProcessed(int count, Duration age) {
+        update("INSERT INTO processed_events (event_id, processed_at) SELECT gen_random_uuid(), "
+                + "now() - make_interval(secs => ?) - random() * interval '1 minute' FROM generate_series(1, ?)",
+                (double) age.toSeconds(), count);
+    }
+
+    /** Rows whose age lies between {@code youngest} and {@code oldest}. */
+    public long processedAged(Duration youngest, Duration oldest) {
+        try (Connection db = Database.connect(settings); PreparedStatement query = db.prepareStatement(
+                "SELECT count(*) FROM processed_events WHERE processed_at <= now() - make_interval(secs => ?) "
+                        + "AND processed_at > now() - make_interval(secs => ?)")) {
+            query.setDouble(1, youngest.toSeconds());
+            query.setDouble(2, oldest.toSeconds());
+            try (ResultSet row = query.executeQuery()) {
+                row.next();
+                return row.getLong(1);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Whether some session holds the purge's advisory lock, i.e. a purge is running. */
+    public boolean purgeRunning() {
+        return single("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND "
+                + "((classid::bigint << 32) | objid::bigint) = ?", 0x726574656e74696fL) > 0;
+    }
+
     /** A database fault the consumer cannot fix by itself: the accounts table is gone until {@link #repair()}. */
     public void breakAccountsTable() {
         update("ALTER TABLE accounts RENAME TO accounts_unavailable");

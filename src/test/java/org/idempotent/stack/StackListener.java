@@ -31,6 +31,7 @@ public class StackListener implements TestExecutionListener {
             Database.ensureExists(settings);
             deleteRecursively(settings.stackDir());
             Files.createDirectories(settings.stackDir());
+            PayaraMicroProcess.adminPasswordFile(settings.stackDir(), settings);
         } catch (SQLException e) {
             throw new IllegalStateException("PostgreSQL not reachable at " + settings.jdbcUrl(), e);
         } catch (IOException e) {

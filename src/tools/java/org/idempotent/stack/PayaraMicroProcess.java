@@ -61,7 +61,7 @@ public final class PayaraMicroProcess extends ChildProcess {
     }
 
     /** asadmin reads the administrator's password from a file, never from the command line. */
-    static Path adminPasswordFile(Path dir, Settings settings) throws IOException {
+    public static Path adminPasswordFile(Path dir, Settings settings) throws IOException {
         Path file = dir.resolve("admin-password");
         Files.writeString(file, "AS_ADMIN_USERPASSWORD=" + settings.get("ADMIN_PASSWORD") + "\n");
         return file;

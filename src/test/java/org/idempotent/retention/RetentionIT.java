@@ -1,0 +1,190 @@
+package org.idempotent.retention;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import jakarta.json.JsonObject;
+import java.io.StringReader;
+import java.nio.file.Files;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CyclicBarrier;
+import java.util.stream.Collectors;
+import org.idempotent.loadgen.PaymentProducer;
+import org.idempotent.stack.AdminClient;
+import org.idempotent.stack.Build;
+import org.idempotent.stack.Database;
+import org.idempotent.stack.FreePort;
+import org.idempotent.stack.InstanceMetrics;
+import org.idempotent.stack.Ledger;
+import org.idempotent.stack.PayaraMicroProcess;
+import org.idempotent.stack.Settings;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The purge of processed_events, on a database of its own, driven through the admin API. */
+class RetentionIT {
+
+    private static final Duration EXPIRED = Duration.ofDays(20);
+    private static final Duration WINDOW = Duration.ofDays(14);
+
+    private static Settings settings;
+    private static PayaraMicroProcess micro;
+    private static AdminClient admin;
+    private static Ledger ledger;
+
+    @BeforeAll
+    static void start() throws Exception {
+        settings = Settings.fromEnvironment()
+                .with("DB_NAME", "payments_it_retention")
+                .with("PAYMENTS_QUEUE", "payments.retention-it")
+                .with("RETENTION_BATCH_SIZE", "1000")
+                // The timer stays out of the way: these tests start every purge themselves.
+                .with("RETENTION_SCHEDULE", "month=1;dayOfMonth=1;hour=0;minute=0")
+                .with("HTTP_PORT", String.valueOf(FreePort.find()));
+        recreateDatabase(settings);
+        micro = PayaraMicroProcess.start("retention-it", settings, Build.WAR, false).awaitReady(Duration.ofMinutes(3));
+        admin = AdminClient.as(micro, settings.get("ADMIN_USER"), settings.get("ADMIN_PASSWORD"));
+        ledger = new Ledger(settings);
+    }
+
+    @AfterAll
+    static void stop() {
+        if (micro != null) {
+            micro.close();
+        }
+    }
+
+    @Test
+    void expiredRowsArePurgedAcrossBatchesAndYoungerOnesKept() {
+        admin.postJson("/admin/retention/purge");
+        ledger.insertProcessed(25_000, EXPIRED);
+        ledger.insertProcessed(700, WINDOW.minusDays(1));
+
+        JsonObject run = admin.postJson("/admin/retention/purge");
+
+        assertThat(run.getString("outcome")).isEqualTo("COMPLETED");
+        assertThat(run.getJsonNumber("rowsDeleted").longValue()).isEqualTo(25_000);
+        assertThat(run.getInt("batches")).isEqualTo(26);
+        assertThat(ledger.processedAged(WINDOW, Duration.ofDays(365))).isZero();
+        assertThat(ledger.processedAged(WINDOW.minusDays(2), WINDOW)).isGreaterThanOrEqualTo(700);
+        JsonObject status = jakarta.json.Json.createReader(new StringReader(admin.get("/admin/retention").body()))
+                .readObject();
+        assertThat(status.getJsonObject("lastRun").getJsonNumber("rowsDeleted").longValue()).isEqualTo(25_000);
+        assertThat(new InstanceMetrics(micro).gauge("retention_purged_rows_total")).isGreaterThanOrEqualTo(25_000);
+    }
+
+    @Test
+    void twoPurgesStartedAtTheSameInstantOneWorksTheOtherSkips() throws Exception {
+        admin.postJson("/admin/retention/purge");
+        ledger.insertProcessed(300_000, EXPIRED);
+        CyclicBarrier start = new CyclicBarrier(2);
+
+        List<CompletableFuture<JsonObject>> purges = new ArrayList<>();
+        for (int i = 0; i < 2; i++) {
+            purges.add(CompletableFuture.supplyAsync(() -> {
+                arriveTogether(start);
+                return admin.postJson("/admin/retention/purge");
+            }));
+        }
+        List<JsonObject> runs = purges.stream().map(CompletableFuture::join).toList();
+
+        Map<String, Long> outcomes = runs.stream()
+                .collect(Collectors.groupingBy(run -> run.getString("outcome"), Collectors.counting()));
+        assertThat(outcomes).isEqualTo(Map.of("COMPLETED", 1L, "SKIPPED_LOCKED", 1L));
+        assertThat(runs.stream().mapToLong(run -> run.getJsonNumber("rowsDeleted").longValue()).sum()).isEqualTo(300_000);
+        assertThat(ledger.processedAged(WINDOW, Duration.ofDays(365))).isZero();
+    }
+
+    @Test
+    void purgeDoesNotStallConsumptionAndADuplicateOfAYoungEventIsStillCaught() throws Exception {
+        admin.postJson("/admin/retention/purge");
+        String account = "retention-" + UUID.randomUUID().toString().substring(0, 8);
+        UUID young = UUID.randomUUID();
+        send(List.of(PaymentProducer.json(young, account, 1000)));
+        await().atMost(Duration.ofSeconds(60)).until(() -> Long.valueOf(1000).equals(ledger.balance(account)));
+        ledger.age(young, WINDOW.minusDays(4));
+        ledger.insertProcessed(1_000_000, EXPIRED);
+        InstanceMetrics metrics = new InstanceMetrics(micro);
+        long duplicates = metrics.outcome("duplicate");
+
+        CompletableFuture<JsonObject> purge = CompletableFuture.supplyAsync(() -> admin.postJson("/admin/retention/purge"));
+        await().atMost(Duration.ofSeconds(30)).until(ledger::purgeRunning);
+        List<String> during = new ArrayList<>();
+        during.add(PaymentProducer.json(young, account, 1000));
+        for (int i = 1; i <= 100; i++) {
+            during.add(PaymentProducer.json(UUID.randomUUID(), account, i));
+        }
+        send(during);
+        await().atMost(Duration.ofSeconds(60)).until(() -> Long.valueOf(1000 + 5050).equals(ledger.balance(account)));
+
+        assertThat(ledger.purgeRunning()).as("all 101 messages were consumed while the purge was still running").isTrue();
+        assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1);
+        JsonObject run = purge.join();
+        assertThat(run.getString("outcome")).isEqualTo("COMPLETED");
+        assertThat(run.getJsonNumber("rowsDeleted").longValue()).isEqualTo(1_000_000);
+        assertThat(ledger.isProcessed(young)).as("a record inside the window survives the purge").isTrue();
+    }
+
+    @Test
+    void theAdminApiRefusesAnonymousAndWrongCredentials() {
+        assertThat(AdminClient.anonymous(micro).get("/admin/retention").statusCode()).isEqualTo(401);
+        assertThat(AdminClient.anonymous(micro).post("/admin/retention/purge").statusCode()).isEqualTo(401);
+        assertThat(AdminClient.as(micro, settings.get("ADMIN_USER"), "not-the-password").get("/admin/retention")
+                .statusCode()).isEqualTo(401);
+        assertThat(admin.get("/admin/retention").statusCode()).isEqualTo(200);
+    }
+
+    /** A second instance, configured with a window that a late redelivery could outlast. */
+    @Test
+    void unsafeWindowIsRefusedWithTheKeysNamedAndNothingDeleted() throws Exception {
+        Settings unsafe = settings.with("RETENTION_DAYS", "3").with("HTTP_PORT", String.valueOf(FreePort.find()));
+        ledger.insertProcessed(10, Duration.ofDays(5));
+        long oldRows = ledger.processedAged(Duration.ofDays(3), Duration.ofDays(365));
+        try (PayaraMicroProcess refusing = PayaraMicroProcess.start("retention-unsafe-it", unsafe, Build.WAR, false)) {
+            refusing.awaitReady(Duration.ofMinutes(3));
+
+            JsonObject run = AdminClient.as(refusing, unsafe.get("ADMIN_USER"), unsafe.get("ADMIN_PASSWORD"))
+                    .postJson("/admin/retention/purge");
+
+            assertThat(run.getString("outcome")).isEqualTo("REFUSED");
+            assertThat(run.getString("detail")).contains("RETENTION_DAYS=3.00", "BROKER_MAX_DELIVERY_ATTEMPTS",
+                    "BROKER_MAX_REDELIVERY_DELAY_SECONDS", "DLQ_REPLAY_DAYS");
+            assertThat(Files.readString(refusing.log())).contains("Retention refused: RETENTION_DAYS=3.00");
+        }
+        assertThat(ledger.processedAged(Duration.ofDays(3), Duration.ofDays(365))).isEqualTo(oldRows);
+    }
+
+    private static void send(List<String> bodies) throws Exception {
+        try (PaymentProducer producer = new PaymentProducer(settings)) {
+            for (String body : bodies) {
+                producer.sendText(body);
+            }
+        }
+    }
+
+    private static void arriveTogether(CyclicBarrier barrier) {
+        try {
+            barrier.await();
+        } catch (Exception e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static void recreateDatabase(Settings settings) throws Exception {
+        String maintenance = "jdbc:postgresql://" + settings.get("DB_HOST") + ":" + settings.get("DB_PORT") + "/postgres";
+        try (Connection db = DriverManager.getConnection(maintenance, settings.get("DB_USER"), settings.get("DB_PASSWORD"));
+                Statement statement = db.createStatement()) {
+            statement.execute("DROP DATABASE IF EXISTS " + settings.get("DB_NAME") + " WITH (FORCE)");
+        }
+        Database.ensureExists(settings);
+    }
+}

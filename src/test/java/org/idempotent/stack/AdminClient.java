@@ -1,0 +1,69 @@
+package org.idempotent.stack;
+
+import jakarta.json.Json;
+import jakarta.json.JsonObject;
+import java.io.IOException;
+import java.io.StringReader;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+
+/** Calls the admin API of one instance, with or without credentials. */
+public final class AdminClient {
+
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    private final PayaraMicroProcess instance;
+    private final String authorization;
+
+    private AdminClient(PayaraMicroProcess instance, String authorization) {
+        this.instance = instance;
+        this.authorization = authorization;
+    }
+
+    public static AdminClient as(PayaraMicroProcess instance, String user, String password) {
+        String token = Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
+        return new AdminClient(instance, "Basic " + token);
+    }
+
+    public static AdminClient anonymous(PayaraMicroProcess instance) {
+        return new AdminClient(instance, null);
+    }
+
+    public HttpResponse<String> get(String path) {
+        return send(request(path).GET());
+    }
+
+    public HttpResponse<String> post(String path) {
+        return send(request(path).POST(HttpRequest.BodyPublishers.noBody()));
+    }
+
+    /** POST that must answer 200 with a JSON object. */
+    public JsonObject postJson(String path) {
+        HttpResponse<String> response = post(path);
+        if (response.statusCode() != 200) {
+            throw new IllegalStateException(path + " answered " + response.statusCode() + ": " + response.body());
+        }
+        return Json.createReader(new StringReader(response.body())).readObject();
+    }
+
+    private HttpRequest.Builder request(String path) {
+        HttpRequest.Builder builder = HttpRequest.newBuilder(instance.uri("/payment-consumer/api" + path))
+                .timeout(Duration.ofMinutes(5));
+        return authorization == null ? builder : builder.header("Authorization", authorization);
+    }
+
+    private static HttpResponse<String> send(HttpRequest.Builder request) {
+        try {
+            return HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}
