@@ -19,7 +19,7 @@ import java.util.Map;
  * Payara Micro with the Artemis RAR and a WAR, configured by server-config/post-boot-commands.asadmin from the
  * environment, in a child JVM.
  */
-public final class PayaraMicroProcess extends ChildProcess {
+public final class PayaraMicroProcess extends ChildProcess implements PayaraInstance {
 
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
@@ -67,6 +67,7 @@ public final class PayaraMicroProcess extends ChildProcess {
         return file;
     }
 
+    @Override
     public URI uri(String path) {
         return URI.create("http://localhost:" + httpPort + path);
     }

@@ -135,7 +135,7 @@ public class Retention {
         }
         PurgeRun run = new PurgeRun(outcome, started, Duration.between(started, Instant.now()), cutoff.toInstant(),
                 deleted, batches, oldestAge(connection), null);
-        LOG.log(Level.INFO, "Purge {0}: {1} rows deleted in {2} batches, {3} ms, cutoff {4}, oldest remaining {5}",
+        LOG.log(Level.INFO, "Purge {0}: {1,number,#} rows deleted in {2,number,#} batches, {3,number,#} ms, cutoff {4}, oldest remaining {5}",
                 new Object[] {outcome, deleted, batches, run.duration().toMillis(), run.cutoff(), run.oldestRemainingAge()});
         return run;
     }

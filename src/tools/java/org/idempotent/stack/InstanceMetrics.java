@@ -13,9 +13,9 @@ public final class InstanceMetrics {
 
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
-    private final PayaraMicroProcess instance;
+    private final PayaraInstance instance;
 
-    public InstanceMetrics(PayaraMicroProcess instance) {
+    public InstanceMetrics(PayaraInstance instance) {
         this.instance = instance;
     }
 

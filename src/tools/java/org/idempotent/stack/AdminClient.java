@@ -16,20 +16,20 @@ public final class AdminClient {
 
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
-    private final PayaraMicroProcess instance;
+    private final PayaraInstance instance;
     private final String authorization;
 
-    private AdminClient(PayaraMicroProcess instance, String authorization) {
+    private AdminClient(PayaraInstance instance, String authorization) {
         this.instance = instance;
         this.authorization = authorization;
     }
 
-    public static AdminClient as(PayaraMicroProcess instance, String user, String password) {
+    public static AdminClient as(PayaraInstance instance, String user, String password) {
         String token = Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
         return new AdminClient(instance, "Basic " + token);
     }
 
-    public static AdminClient anonymous(PayaraMicroProcess instance) {
+    public static AdminClient anonymous(PayaraInstance instance) {
         return new AdminClient(instance, null);
     }
 
