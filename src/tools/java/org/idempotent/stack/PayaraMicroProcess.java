@@ -50,7 +50,9 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
                     "--addlibs", Build.POSTGRESQL_DRIVER.toString(),
                     "--postbootcommandfile", Build.POST_BOOT_COMMANDS.toString(),
                     "--deploy", war.toString()));
-            Map<String, String> environment = new HashMap<>(settings.asEnvironment());
+            // Only what differs from the defaults: those live in the post-boot file and the WAR, and a value an
+            // administrator sets on the server (domain config) must not be shadowed by an environment variable.
+            Map<String, String> environment = new HashMap<>(settings.changedFromDefaults());
             environment.put("ARTEMIS_RAR", Build.RAR.toString());
             environment.put("ADMIN_PASSWORD_FILE", adminPasswordFile(work, settings).toString());
             return new PayaraMicroProcess(name, command, environment, settings.stackDir().resolve(name + ".log"),

@@ -90,6 +90,17 @@ public final class Settings {
         return Map.copyOf(values);
     }
 
+    /** The values set in the environment or by {@link #with}: everything but the untouched local defaults. */
+    public Map<String, String> changedFromDefaults() {
+        Map<String, String> changed = new LinkedHashMap<>();
+        values.forEach((key, value) -> {
+            if (System.getenv(key) != null || !value.equals(DEFAULTS.get(key))) {
+                changed.put(key, value);
+            }
+        });
+        return changed;
+    }
+
     public static Map<String, String> defaults() {
         return Map.copyOf(DEFAULTS);
     }
