@@ -6,9 +6,6 @@ import static org.awaitility.Awaitility.await;
 import jakarta.json.JsonObject;
 import java.io.StringReader;
 import java.nio.file.Files;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,7 +47,7 @@ class RetentionIT {
                 // The timer stays out of the way: these tests start every purge themselves.
                 .with("RETENTION_SCHEDULE", "month=1;dayOfMonth=1;hour=0;minute=0")
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
-        recreateDatabase(settings);
+        Database.recreate(settings);
         micro = PayaraMicroProcess.start("retention-it", settings, Build.WAR, false).awaitReady(Duration.ofMinutes(3));
         admin = AdminClient.as(micro, settings.get("ADMIN_USER"), settings.get("ADMIN_PASSWORD"));
         ledger = new Ledger(settings);
@@ -179,12 +176,4 @@ class RetentionIT {
         }
     }
 
-    private static void recreateDatabase(Settings settings) throws Exception {
-        String maintenance = "jdbc:postgresql://" + settings.get("DB_HOST") + ":" + settings.get("DB_PORT") + "/postgres";
-        try (Connection db = DriverManager.getConnection(maintenance, settings.get("DB_USER"), settings.get("DB_PASSWORD"));
-                Statement statement = db.createStatement()) {
-            statement.execute("DROP DATABASE IF EXISTS " + settings.get("DB_NAME") + " WITH (FORCE)");
-        }
-        Database.ensureExists(settings);
-    }
 }

@@ -4,9 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.nio.file.Files;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -35,7 +32,7 @@ class SchemaMigrationIT {
                 .with("DB_NAME", "payments_it_fresh")
                 .with("PAYMENTS_QUEUE", "payments.backlog-it")
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
-        recreateDatabase(settings);
+        Database.recreate(settings);
         Map<String, Long> expected = new HashMap<>();
         List<UUID> ids = new ArrayList<>();
         int messages = 400;
@@ -68,12 +65,4 @@ class SchemaMigrationIT {
         }
     }
 
-    private static void recreateDatabase(Settings settings) throws Exception {
-        String maintenance = "jdbc:postgresql://" + settings.get("DB_HOST") + ":" + settings.get("DB_PORT") + "/postgres";
-        try (Connection db = DriverManager.getConnection(maintenance, settings.get("DB_USER"), settings.get("DB_PASSWORD"));
-                Statement statement = db.createStatement()) {
-            statement.execute("DROP DATABASE IF EXISTS " + settings.get("DB_NAME") + " WITH (FORCE)");
-        }
-        Database.ensureExists(settings);
-    }
 }
