@@ -64,5 +64,4 @@ class SchemaMigrationIT {
             assertThat(Files.readString(micro.log())).doesNotContainPattern("relation \"[a-z_]+\" does not exist");
         }
     }
-
 }
