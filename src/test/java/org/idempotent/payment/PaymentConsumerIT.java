@@ -155,6 +155,79 @@ class PaymentConsumerIT {
     }
 
     @Test
+    void sameIdReusedForADifferentPaymentIsAConflictAndDeadLetteredWithBothFingerprints() throws JMSException {
+        String account = account();
+        UUID eventId = UUID.randomUUID();
+        send(PaymentProducer.json(eventId, account, 500));
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(500));
+        long conflicts = metrics.outcome("conflict");
+        String probe = UUID.randomUUID().toString();
+
+        try (PaymentProducer producer = new PaymentProducer(settings)) {
+            for (String reuse : List.of(PaymentProducer.json(eventId, account, 900),
+                    PaymentProducer.json(eventId, account() , 500))) {
+                TextMessage message = producer.session().createTextMessage(reuse);
+                message.setStringProperty("probe", probe);
+                producer.send(message);
+            }
+        }
+
+        List<Message> dead = deadLetters.receive("probe = '" + probe + "'", 2, PATIENCE);
+        for (Message message : dead) {
+            assertThat(message.getStringProperty(DeadLetters.REASON)).isEqualTo("PAYLOAD_MISMATCH");
+            assertThat(message.getStringProperty(DeadLetters.ORIGINAL_FINGERPRINT)).hasSize(64)
+                    .isNotEqualTo(message.getStringProperty(DeadLetters.FINGERPRINT));
+            assertThat(message.getStringProperty(DeadLetters.DETAIL)).contains(eventId.toString());
+        }
+        assertThat(metrics.outcome("conflict") - conflicts).isEqualTo(2);
+        assertThat(ledger.balance(account)).isEqualTo(500);
+    }
+
+    /**
+     * True duplicates and conflicting reuses of the same IDs, delivered together: whichever payload wins the insert is
+     * applied, its copies are duplicates, every other payload is a conflict.
+     */
+    @Test
+    void duplicatesAndConflictingReusesDeliveredTogetherAreEachClassified() throws JMSException {
+        int events = 50;
+        long applied = metrics.outcome("applied");
+        long duplicates = metrics.outcome("duplicate");
+        long conflicts = metrics.outcome("conflict");
+        String probe = UUID.randomUUID().toString();
+        Map<String, UUID> accounts = new LinkedHashMap<>();
+        try (PaymentProducer producer = new PaymentProducer(settings)) {
+            for (int i = 0; i < events; i++) {
+                UUID eventId = UUID.randomUUID();
+                String account = account();
+                accounts.put(account, eventId);
+                // 4 copies of amount 100 and 2 of amount 200 under one ID, interleaved.
+                for (long amount : new long[] {100, 200, 100, 100, 200, 100}) {
+                    TextMessage message = producer.session().createTextMessage(PaymentProducer.json(eventId, account, amount));
+                    message.setStringProperty("probe", probe);
+                    producer.send(message);
+                }
+            }
+        }
+
+        await().atMost(Duration.ofMinutes(2)).untilAsserted(() -> assertThat(metrics.outcome("applied") - applied
+                + metrics.outcome("duplicate") - duplicates + metrics.outcome("conflict") - conflicts)
+                .isEqualTo(events * 6L));
+        long expectedDuplicates = 0;
+        long expectedConflicts = 0;
+        for (String account : accounts.keySet()) {
+            long balance = ledger.balance(account);
+            assertThat(balance).as(account).isIn(100L, 200L);
+            expectedDuplicates += balance == 100 ? 3 : 1;
+            expectedConflicts += balance == 100 ? 2 : 4;
+        }
+        assertThat(metrics.outcome("applied") - applied).isEqualTo(events);
+        assertThat(metrics.outcome("duplicate") - duplicates).isEqualTo(expectedDuplicates);
+        assertThat(metrics.outcome("conflict") - conflicts).isEqualTo(expectedConflicts);
+        assertThat(deadLetters.receive("probe = '" + probe + "'", (int) expectedConflicts, PATIENCE))
+                .allSatisfy(message -> assertThat(message.getStringProperty(DeadLetters.REASON)).isEqualTo("PAYLOAD_MISMATCH"));
+    }
+
+    @Test
     void transientFailureRollsBackPaymentAndDedupRecordTogetherAndIsRedelivered() throws JMSException {
         String account = account();
         UUID eventId = UUID.randomUUID();

@@ -31,6 +31,9 @@ public class DeadLetters {
     public static final String ORIGINAL_DESTINATION = "originalDestination";
     public static final String ORIGINAL_MESSAGE_ID = "originalMessageId";
     public static final String REJECTED_AT = "rejectedAt";
+    /** A payload mismatch's evidence: the fingerprint recorded first under the event ID, and this message's. */
+    public static final String ORIGINAL_FINGERPRINT = "originalFingerprint";
+    public static final String FINGERPRINT = "fingerprint";
 
     @Resource(lookup = CONNECTION_FACTORY)
     ConnectionFactory connectionFactory;
@@ -44,6 +47,11 @@ public class DeadLetters {
     }
 
     public void forward(Message message, Rejection rejection) throws JMSException {
+        forward(message, rejection, Map.of());
+    }
+
+    /** Also attaches {@code evidence} (e.g. the two fingerprints of a payload mismatch) as string properties. */
+    public void forward(Message message, Rejection rejection, Map<String, String> evidence) throws JMSException {
         Map<String, Object> properties = new LinkedHashMap<>();
         for (Object property : Collections.list(message.getPropertyNames())) {
             String name = (String) property;
@@ -66,6 +74,9 @@ public class DeadLetters {
             message.setStringProperty(ORIGINAL_MESSAGE_ID, originalId);
         }
         message.setLongProperty(REJECTED_AT, System.currentTimeMillis());
+        for (Map.Entry<String, String> item : evidence.entrySet()) {
+            message.setStringProperty(item.getKey(), item.getValue());
+        }
         try (JMSContext jms = connectionFactory.createContext()) {
             jms.createProducer().send(jms.createQueue(deadLetterQueue), message);
         }

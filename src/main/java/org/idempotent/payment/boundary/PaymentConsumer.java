@@ -10,20 +10,23 @@ import jakarta.inject.Inject;
 import jakarta.jms.JMSException;
 import jakarta.jms.Message;
 import jakarta.jms.MessageListener;
+import java.util.Map;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.idempotent.deadletter.control.DeadLetters;
 import org.idempotent.payment.control.OutcomeCounters;
 import org.idempotent.payment.control.PaymentEvents;
-import org.idempotent.payment.control.PaymentProcessor;
+import org.idempotent.payment.control.Payments;
+import org.idempotent.payment.control.Payments.Consumed;
 import org.idempotent.payment.entity.Outcome;
 import org.idempotent.payment.entity.PaymentEvent;
 import org.idempotent.payment.entity.RejectedMessage;
+import org.idempotent.payment.entity.Rejection;
 import org.idempotent.schema.boundary.SchemaMigration;
 
 /**
  * Consumes the payments queue. Does no database work itself: it turns the message into a {@link PaymentEvent} and
- * hands it to {@link PaymentProcessor}, whose own transaction commits before this method returns.
+ * hands it to {@link Payments}, whose transaction has committed before this method returns.
  *
  * <p>Not XA: the adapter's session is a local JMS transaction ({@code useLocalTx}), committed - that is, the message
  * acknowledged - after {@code onMessage} returns, and rolled back (redelivered by the broker, with its backoff) if it
@@ -49,7 +52,7 @@ public class PaymentConsumer implements MessageListener {
     SchemaMigration schema;
 
     @EJB
-    PaymentProcessor processor;
+    Payments payments;
 
     @Inject
     DeadLetters deadLetters;
@@ -86,9 +89,19 @@ public class PaymentConsumer implements MessageListener {
                     new Object[] {message.getJMSMessageID(), rejected.rejection(), deadLetters.queue()});
             return;
         }
-        Outcome outcome = processor.apply(event);
-        counters.count(outcome);
-        switch (outcome) {
+        Consumed consumed = payments.consume(event);
+        if (consumed.outcome() == Outcome.CONFLICT) {
+            deadLetters.forward(message, new Rejection(Rejection.Reason.PAYLOAD_MISMATCH, "event " + event.eventId()
+                    + " was processed with payload fingerprint " + consumed.originalFingerprint() + ", this message has "
+                    + consumed.fingerprint()), Map.of(
+                            DeadLetters.ORIGINAL_FINGERPRINT, consumed.originalFingerprint(),
+                            DeadLetters.FINGERPRINT, consumed.fingerprint()));
+        }
+        counters.count(consumed.outcome());
+        switch (consumed.outcome()) {
+            case CONFLICT -> LOG.log(Level.WARNING,
+                    "Event {0} reused for a different payment (account {1}, {2} cents): nothing applied, moved to {3}",
+                    new Object[] {event.eventId(), event.accountId(), event.amountCents(), deadLetters.queue()});
             case DUPLICATE -> LOG.log(Level.FINE, "Duplicate event {0} acknowledged without effect", event.eventId());
             case ALREADY_APPLIED -> LOG.log(Level.INFO,
                     "Event {0} had no dedup record but was already applied to account {1}; not applied again",

@@ -9,6 +9,8 @@ import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceContext;
 import jakarta.persistence.PersistenceException;
 import java.sql.SQLException;
+import java.util.Optional;
+import java.util.UUID;
 import org.idempotent.payment.entity.Outcome;
 import org.idempotent.payment.entity.PaymentEvent;
 import org.idempotent.payment.entity.ProcessedEvent;
@@ -51,7 +53,7 @@ public class PaymentProcessor {
     @TransactionAttribute(TransactionAttributeType.REQUIRES_NEW)
     public Outcome apply(PaymentEvent event) {
         try {
-            em.persist(new ProcessedEvent(event.eventId()));
+            em.persist(new ProcessedEvent(event));
             em.flush();
         } catch (PersistenceException e) {
             if (isUniqueViolation(e)) {
@@ -66,6 +68,16 @@ public class PaymentProcessor {
                 .setParameter(3, event.eventId())
                 .executeUpdate();
         return applied == 1 ? Outcome.APPLIED : Outcome.ALREADY_APPLIED;
+    }
+
+    /**
+     * The record of an event already processed, read after {@link #apply} lost the insert race: the unique key alone
+     * decided who was first; this only tells a true duplicate from a conflicting reuse of the ID. Empty if the record
+     * was purged in between.
+     */
+    @TransactionAttribute(TransactionAttributeType.REQUIRES_NEW)
+    public Optional<ProcessedEvent> original(UUID eventId) {
+        return Optional.ofNullable(em.find(ProcessedEvent.class, eventId));
     }
 
     /** A unique violation (SQLState 23505) anywhere in the cause chain. */

@@ -11,6 +11,11 @@ public enum Outcome {
      * as the last event applied: the guarded upsert refused to apply it twice.
      */
     ALREADY_APPLIED,
+    /**
+     * The event ID was processed before with a different payload: a producer reused an ID for another payment.
+     * Nothing applied; the message is dead-lettered with both fingerprints.
+     */
+    CONFLICT,
     /** The message is not a valid payment event: dead-lettered with its reason, nothing applied. */
     REJECTED,
     /** A transient failure: rolled back, the broker redelivers it. */

@@ -2,6 +2,9 @@ package org.idempotent.payment.entity;
 
 import static java.util.Objects.requireNonNull;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.UUID;
 import java.util.regex.Pattern;
 
@@ -14,6 +17,20 @@ public record PaymentEvent(UUID eventId, String accountId, long amountCents) {
     public static final Pattern ACCOUNT_ID = Pattern.compile("[A-Za-z0-9_.:-]{1,64}");
     public static final long MIN_AMOUNT_CENTS = 1;
     public static final long MAX_AMOUNT_CENTS = 1_000_000_000_000L;
+
+    /**
+     * SHA-256 of the canonical payload: {@code eventId} (lower-case, canonical form), {@code accountId} and
+     * {@code amountCents} (decimal), each followed by a line feed but the last. Field order and spelling in the JSON do
+     * not matter; fields outside the contract are not part of it.
+     */
+    public byte[] fingerprint() {
+        String canonical = eventId + "\n" + accountId + "\n" + amountCents;
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(canonical.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
+    }
 
     public PaymentEvent {
         requireNonNull(eventId, "eventId");

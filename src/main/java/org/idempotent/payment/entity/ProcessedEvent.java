@@ -6,7 +6,9 @@ import jakarta.persistence.Column;
 import jakarta.persistence.Entity;
 import jakarta.persistence.Id;
 import jakarta.persistence.Table;
+import java.security.MessageDigest;
 import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.UUID;
 
 /**
@@ -21,16 +23,36 @@ public class ProcessedEvent {
     @Column(name = "event_id", nullable = false, updatable = false)
     private UUID eventId;
 
-    /** Set by the database clock, so retention does not depend on the clocks of the consumer nodes. */
+    /**
+     * Set by the database clock, so retention does not depend on the clocks of the consumer nodes. OffsetDateTime:
+     * Payara's EclipseLink 4.0 cannot read a timestamptz into an Instant.
+     */
     @Column(name = "processed_at", insertable = false, updatable = false)
-    private Instant processedAt;
+    private OffsetDateTime processedAt;
+
+    /** SHA-256 of the payload first processed under this ID; null for rows recorded before fingerprints existed. */
+    @Column(name = "fingerprint", updatable = false)
+    private byte[] fingerprint;
 
     protected ProcessedEvent() {
         // for JPA
     }
 
-    public ProcessedEvent(UUID eventId) {
-        this.eventId = requireNonNull(eventId, "eventId");
+    public ProcessedEvent(PaymentEvent event) {
+        this.eventId = requireNonNull(event, "event").eventId();
+        this.fingerprint = event.fingerprint();
+    }
+
+    /**
+     * Whether {@code event} is provably a different payment under the same ID. An unknown (pre-fingerprint) record is
+     * given the benefit of the doubt: a duplicate.
+     */
+    public boolean conflictsWith(PaymentEvent event) {
+        return fingerprint != null && !MessageDigest.isEqual(fingerprint, event.fingerprint());
+    }
+
+    public byte[] fingerprint() {
+        return fingerprint == null ? null : fingerprint.clone();
     }
 
     public UUID eventId() {
@@ -38,6 +60,6 @@ public class ProcessedEvent {
     }
 
     public Instant processedAt() {
-        return processedAt;
+        return processedAt == null ? null : processedAt.toInstant();
     }
 }

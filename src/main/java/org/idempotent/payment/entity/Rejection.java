@@ -15,7 +15,9 @@ public record Rejection(Reason reason, String detail) {
         MISSING_FIELD,
         INVALID_EVENT_ID,
         INVALID_ACCOUNT_ID,
-        INVALID_AMOUNT
+        INVALID_AMOUNT,
+        /** A valid event whose ID was already processed with a different payload. */
+        PAYLOAD_MISMATCH
     }
 
     public Rejection {

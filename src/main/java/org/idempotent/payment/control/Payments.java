@@ -1,0 +1,43 @@
+package org.idempotent.payment.control;
+
+import jakarta.ejb.EJB;
+import jakarta.ejb.Stateless;
+import jakarta.ejb.TransactionAttribute;
+import jakarta.ejb.TransactionAttributeType;
+import java.util.HexFormat;
+import org.idempotent.payment.entity.Outcome;
+import org.idempotent.payment.entity.PaymentEvent;
+
+/**
+ * The one call the consumer makes per event: applies it, and if it is a duplicate, tells a true duplicate from a
+ * producer that reused the ID for a different payment. No transaction of its own: {@link PaymentProcessor#apply} has
+ * committed or rolled back before the original record is read, so the read cannot widen the race.
+ */
+@Stateless
+@TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
+public class Payments {
+
+    /** The outcome; for a {@link Outcome#CONFLICT}, the fingerprints of the original and of this event (hex). */
+    public record Consumed(Outcome outcome, String originalFingerprint, String fingerprint) {
+
+        static Consumed of(Outcome outcome) {
+            return new Consumed(outcome, null, null);
+        }
+    }
+
+    @EJB
+    PaymentProcessor processor;
+
+    public Consumed consume(PaymentEvent event) {
+        Outcome outcome = processor.apply(event);
+        if (outcome != Outcome.DUPLICATE) {
+            return Consumed.of(outcome);
+        }
+        HexFormat hex = HexFormat.of();
+        return processor.original(event.eventId())
+                .filter(original -> original.conflictsWith(event))
+                .map(original -> new Consumed(Outcome.CONFLICT, hex.formatHex(original.fingerprint()),
+                        hex.formatHex(event.fingerprint())))
+                .orElse(Consumed.of(Outcome.DUPLICATE));
+    }
+}
