@@ -111,11 +111,14 @@ class PaymentConsumerIT {
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(900));
         ledger.age(eventId, Duration.ofDays(6));
         long duplicates = metrics.outcome("duplicate");
+        double ages = metrics.gauge("payments_duplicate_age_seconds_count");
 
         send(PaymentProducer.json(eventId, account, 900));
 
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1));
         assertThat(ledger.balance(account)).isEqualTo(900);
+        assertThat(metrics.gauge("payments_duplicate_age_seconds_count")).as("its age is recorded").isEqualTo(ages + 1);
+        assertThat(metrics.gauge("payments_duplicate_age_seconds_max")).isGreaterThanOrEqualTo(6 * 86_400);
     }
 
     /**

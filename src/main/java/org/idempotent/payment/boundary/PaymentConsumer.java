@@ -98,6 +98,9 @@ public class PaymentConsumer implements MessageListener {
                             DeadLetters.FINGERPRINT, consumed.fingerprint()));
         }
         counters.count(consumed.outcome());
+        if (consumed.duplicateAge() != null) {
+            counters.duplicateArrived(consumed.duplicateAge());
+        }
         switch (consumed.outcome()) {
             case CONFLICT -> LOG.log(Level.WARNING,
                     "Event {0} reused for a different payment (account {1}, {2} cents): nothing applied, moved to {3}",

@@ -4,6 +4,8 @@ import jakarta.ejb.EJB;
 import jakarta.ejb.Stateless;
 import jakarta.ejb.TransactionAttribute;
 import jakarta.ejb.TransactionAttributeType;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.HexFormat;
 import org.idempotent.payment.entity.Outcome;
 import org.idempotent.payment.entity.PaymentEvent;
@@ -17,11 +19,14 @@ import org.idempotent.payment.entity.PaymentEvent;
 @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
 public class Payments {
 
-    /** The outcome; for a {@link Outcome#CONFLICT}, the fingerprints of the original and of this event (hex). */
-    public record Consumed(Outcome outcome, String originalFingerprint, String fingerprint) {
+    /**
+     * The outcome; for a {@link Outcome#CONFLICT}, the fingerprints of the original and of this event (hex); for a
+     * {@link Outcome#DUPLICATE} whose original is still recorded, how long after it this copy came.
+     */
+    public record Consumed(Outcome outcome, String originalFingerprint, String fingerprint, Duration duplicateAge) {
 
         static Consumed of(Outcome outcome) {
-            return new Consumed(outcome, null, null);
+            return new Consumed(outcome, null, null, null);
         }
     }
 
@@ -33,11 +38,12 @@ public class Payments {
         if (outcome != Outcome.DUPLICATE) {
             return Consumed.of(outcome);
         }
-        HexFormat hex = HexFormat.of();
         return processor.original(event.eventId())
-                .filter(original -> original.conflictsWith(event))
-                .map(original -> new Consumed(Outcome.CONFLICT, hex.formatHex(original.fingerprint()),
-                        hex.formatHex(event.fingerprint())))
+                .map(original -> original.conflictsWith(event)
+                        ? new Consumed(Outcome.CONFLICT, HexFormat.of().formatHex(original.fingerprint()),
+                                HexFormat.of().formatHex(event.fingerprint()), null)
+                        : new Consumed(Outcome.DUPLICATE, null, null,
+                                Duration.between(original.processedAt(), Instant.now())))
                 .orElse(Consumed.of(Outcome.DUPLICATE));
     }
 }
