@@ -48,11 +48,6 @@ public class StackListener implements TestExecutionListener {
         }
     }
 
-    /** The shared broker, for the tests that stop and restart it. */
-    public static BrokerProcess broker() {
-        return broker;
-    }
-
     private static boolean containsIntegrationTests(TestPlan plan) {
         return plan.getRoots().stream()
                 .flatMap(root -> plan.getDescendants(root).stream())

@@ -42,14 +42,6 @@ public class ChildProcess implements AutoCloseable {
         return log;
     }
 
-    public long pid() {
-        return process.pid();
-    }
-
-    public boolean isAlive() {
-        return process.isAlive();
-    }
-
     /** kill -9: no shutdown hook, no clean close of anything. */
     public void kill() {
         process.destroyForcibly();

@@ -38,36 +38,42 @@ public class RetentionTimer {
 
     @PostConstruct
     void start() {
-        RetentionPolicy policy = retention.policy();
         try {
-            policy.requireSafe();
-        } catch (UnsafeRetention e) {
+            retention.policy().requireSafe();
+        } catch (UnsafeRetention | IllegalArgumentException e) {
             // Consumption goes on (keeping dedup records longer is always safe); each run refuses until fixed.
             LOG.log(Level.SEVERE, "{0}. The purge will refuse to run until the configuration is fixed.", e.getMessage());
         }
-        schedule(policy.schedule());
+        reschedule(null);
     }
 
     @Timeout
     void purge(Timer timer) {
         retention.purge();
-        String configured = retention.policy().schedule();
-        if (!configured.equals(schedule)) {
-            timer.cancel();
-            schedule(configured);
-        }
+        reschedule(timer);
     }
 
-    private void schedule(String expression) {
-        try {
-            RetentionPolicy policy = retention.policy();
-            timers.createCalendarTimer(policy.scheduleExpression(), new TimerConfig("processed_events retention", false));
-            schedule = expression;
-            LOG.log(Level.INFO, "Retention: purging rows older than {0} on schedule {1}",
-                    new Object[] {policy.window(), expression});
-        } catch (IllegalArgumentException e) {
-            LOG.log(Level.SEVERE, "Retention not scheduled: " + RetentionPolicy.SCHEDULE + "={0} is invalid: {1}",
-                    new Object[] {expression, e.getMessage()});
+    /**
+     * Creates the timer for the configured schedule when it is new or has changed since the current timer was made.
+     * The replacement is created before the current timer is cancelled, so an invalid new schedule keeps the old one.
+     */
+    private void reschedule(Timer current) {
+        String configured = retention.schedule();
+        if (current != null && configured.equals(schedule)) {
+            return;
         }
+        try {
+            timers.createCalendarTimer(RetentionPolicy.parseSchedule(configured),
+                    new TimerConfig("processed_events retention", false));
+        } catch (IllegalArgumentException e) {
+            LOG.log(Level.SEVERE, "Retention schedule not changed: " + RetentionPolicy.SCHEDULE + "={0} is invalid: {1}",
+                    new Object[] {configured, e.getMessage()});
+            return;
+        }
+        if (current != null) {
+            current.cancel();
+        }
+        schedule = configured;
+        LOG.log(Level.INFO, "Retention: purging on schedule {0}", configured);
     }
 }

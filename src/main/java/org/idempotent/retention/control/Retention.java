@@ -79,6 +79,11 @@ public class Retention {
                 Duration.ofDays(config.getValue(RetentionPolicy.DLQ_REPLAY_DAYS, Integer.class)));
     }
 
+    /** RETENTION_SCHEDULE as configured now; read on its own so that a bad value elsewhere cannot stop the timer. */
+    public String schedule() {
+        return config.getValue(RetentionPolicy.SCHEDULE, String.class);
+    }
+
     public PurgeRun lastRun() {
         return lastRun;
     }

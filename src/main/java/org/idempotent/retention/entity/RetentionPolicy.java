@@ -85,6 +85,11 @@ public record RetentionPolicy(
      * {@code minute=*&#47;15;hour=*}.
      */
     public ScheduleExpression scheduleExpression() {
+        return parseSchedule(schedule);
+    }
+
+    /** @see #scheduleExpression() */
+    public static ScheduleExpression parseSchedule(String schedule) {
         ScheduleExpression expression = new ScheduleExpression();
         for (String part : schedule.split(";")) {
             String[] pair = part.split("=", 2);
