@@ -5,7 +5,9 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
+import java.util.List;
 import java.util.UUID;
 
 /** What the tests read from, and do behind the back of, the payments database. */
@@ -62,6 +64,37 @@ public final class Ledger {
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /** The audit rows of the event's forgettings: who, and why, oldest first. */
+    public List<String> forgettings(UUID eventId) {
+        List<String> rows = new ArrayList<>();
+        try (Connection db = Database.connect(settings); PreparedStatement query = db.prepareStatement(
+                "SELECT forgotten_by || ': ' || reason FROM forgotten_events WHERE event_id = ? ORDER BY id")) {
+            query.setObject(1, eventId);
+            try (ResultSet row = query.executeQuery()) {
+                while (row.next()) {
+                    rows.add(row.getString(1));
+                }
+            }
+            return rows;
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Locks the account's row in an open transaction until the returned lock is closed: a consumer that writes to it waits. */
+    public AutoCloseable lockAccount(String account) throws SQLException {
+        Connection db = Database.connect(settings);
+        db.setAutoCommit(false);
+        try (PreparedStatement lock = db.prepareStatement("SELECT 1 FROM accounts WHERE id = ? FOR UPDATE")) {
+            lock.setString(1, account);
+            lock.executeQuery().close();
+        }
+        return () -> {
+            db.rollback();
+            db.close();
+        };
     }
 
     /** Whether some session holds the purge's advisory lock, i.e. a purge is running. */

@@ -4,12 +4,15 @@ import jakarta.json.Json;
 import jakarta.json.JsonObject;
 import java.io.IOException;
 import java.io.StringReader;
+import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.Map;
+import java.util.stream.Collectors;
 
 /** Calls the admin API of one instance, with or without credentials. */
 public final class AdminClient {
@@ -41,13 +44,28 @@ public final class AdminClient {
         return send(request(path).POST(HttpRequest.BodyPublishers.noBody()));
     }
 
+    /** POST of an HTML form (application/x-www-form-urlencoded). */
+    public HttpResponse<String> postForm(String path, Map<String, String> fields) {
+        String form = fields.entrySet().stream()
+                .map(field -> URLEncoder.encode(field.getKey(), StandardCharsets.UTF_8) + "="
+                        + URLEncoder.encode(field.getValue(), StandardCharsets.UTF_8))
+                .collect(Collectors.joining("&"));
+        return send(request(path).header("Content-Type", "application/x-www-form-urlencoded")
+                .POST(HttpRequest.BodyPublishers.ofString(form)));
+    }
+
+    /** Parses a JSON object answer. */
+    public static JsonObject json(HttpResponse<String> response) {
+        return Json.createReader(new StringReader(response.body())).readObject();
+    }
+
     /** POST that must answer 200 with a JSON object. */
     public JsonObject postJson(String path) {
         HttpResponse<String> response = post(path);
         if (response.statusCode() != 200) {
             throw new IllegalStateException(path + " answered " + response.statusCode() + ": " + response.body());
         }
-        return Json.createReader(new StringReader(response.body())).readObject();
+        return json(response);
     }
 
     private HttpRequest.Builder request(String path) {

@@ -34,10 +34,22 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
     /** Starts an instance; its HTTP port is the setting HTTP_PORT. */
     public static PayaraMicroProcess start(String name, Settings settings, Path war, boolean showOutput,
             String... jvmOptions) {
+        return start(name, settings, war, showOutput, List.of(), jvmOptions);
+    }
+
+    /** Also runs {@code extraCommands} (asadmin) after the product's own post-boot commands. */
+    public static PayaraMicroProcess start(String name, Settings settings, Path war, boolean showOutput,
+            List<String> extraCommands, String... jvmOptions) {
         int httpPort = settings.getInt("HTTP_PORT");
         Path work = settings.stackDir().resolve(name);
         try {
             Files.createDirectories(work);
+            Path postBoot = Build.POST_BOOT_COMMANDS;
+            if (!extraCommands.isEmpty()) {
+                postBoot = work.resolve("post-boot-commands.asadmin");
+                Files.writeString(postBoot, Files.readString(Build.POST_BOOT_COMMANDS) + "\n"
+                        + String.join("\n", extraCommands) + "\n");
+            }
             List<String> command = new ArrayList<>();
             command.add(java());
             command.add("-Xmx768m");
@@ -48,7 +60,7 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
                     "--nocluster",
                     "--port", String.valueOf(httpPort),
                     "--addlibs", Build.POSTGRESQL_DRIVER.toString(),
-                    "--postbootcommandfile", Build.POST_BOOT_COMMANDS.toString(),
+                    "--postbootcommandfile", postBoot.toString(),
                     "--deploy", war.toString()));
             // Only what differs from the defaults: those live in the post-boot file and the WAR, and a value an
             // administrator sets on the server (domain config) must not be shadowed by an environment variable.

@@ -14,8 +14,8 @@ import java.util.Map;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.idempotent.deadletter.control.DeadLetters;
-import org.idempotent.payment.control.OutcomeCounters;
 import org.idempotent.payment.control.PaymentEvents;
+import org.idempotent.payment.control.PaymentMetrics;
 import org.idempotent.payment.control.Payments;
 import org.idempotent.payment.control.Payments.Consumed;
 import org.idempotent.payment.entity.Outcome;
@@ -58,7 +58,7 @@ public class PaymentConsumer implements MessageListener {
     DeadLetters deadLetters;
 
     @Inject
-    OutcomeCounters counters;
+    PaymentMetrics metrics;
 
     @PostConstruct
     void awaitSchema() {
@@ -68,26 +68,28 @@ public class PaymentConsumer implements MessageListener {
     @Override
     @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
     public void onMessage(Message message) {
+        long started = metrics.started();
+        Outcome outcome = Outcome.FAILED;
         try {
-            consume(message);
+            outcome = consume(message);
         } catch (JMSException | RuntimeException e) {
-            counters.count(Outcome.FAILED);
             LOG.log(Level.WARNING, "Message {0} failed (delivery {1}); the broker will redeliver it: {2}",
                     new Object[] {messageId(message), deliveryCount(message), rootCause(e)});
             throw e instanceof RuntimeException runtime ? runtime : new IllegalStateException(e);
+        } finally {
+            metrics.finished(started, outcome);
         }
     }
 
-    private void consume(Message message) throws JMSException {
+    private Outcome consume(Message message) throws JMSException {
         PaymentEvent event;
         try {
             event = PaymentEvents.read(message);
         } catch (RejectedMessage rejected) {
             deadLetters.forward(message, rejected.rejection());
-            counters.count(Outcome.REJECTED);
             LOG.log(Level.WARNING, "Rejected message {0} ({1}), moved to {2}",
                     new Object[] {message.getJMSMessageID(), rejected.rejection(), deadLetters.queue()});
-            return;
+            return Outcome.REJECTED;
         }
         Consumed consumed = payments.consume(event);
         if (consumed.outcome() == Outcome.CONFLICT) {
@@ -97,9 +99,8 @@ public class PaymentConsumer implements MessageListener {
                             DeadLetters.ORIGINAL_FINGERPRINT, consumed.originalFingerprint(),
                             DeadLetters.FINGERPRINT, consumed.fingerprint()));
         }
-        counters.count(consumed.outcome());
         if (consumed.duplicateAge() != null) {
-            counters.duplicateArrived(consumed.duplicateAge());
+            metrics.duplicateArrived(consumed.duplicateAge());
         }
         switch (consumed.outcome()) {
             case CONFLICT -> LOG.log(Level.WARNING,
@@ -111,6 +112,7 @@ public class PaymentConsumer implements MessageListener {
                     new Object[] {event.eventId(), event.accountId()});
             default -> LOG.log(Level.FINEST, "Event {0} applied", event.eventId());
         }
+        return consumed.outcome();
     }
 
     private static String messageId(Message message) {

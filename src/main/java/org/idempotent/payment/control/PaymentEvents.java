@@ -56,6 +56,11 @@ public final class PaymentEvents {
 
     private PaymentEvents() {}
 
+    /** Whether {@code text} is an event ID as the contract writes it: a UUID in canonical 8-4-4-4-12 form. */
+    public static boolean isCanonicalUuid(String text) {
+        return text != null && CANONICAL_UUID.matcher(text).matches();
+    }
+
     /**
      * @throws RejectedMessage if the message can never be a payment event
      * @throws JMSException if the body cannot be read from the provider (transient: the caller lets it redeliver)
@@ -132,7 +137,7 @@ public final class PaymentEvents {
     }
 
     private static UUID eventId(JsonValue value) {
-        if (value instanceof JsonString string && CANONICAL_UUID.matcher(string.getString()).matches()) {
+        if (value instanceof JsonString string && isCanonicalUuid(string.getString())) {
             return UUID.fromString(string.getString());
         }
         throw new RejectedMessage(INVALID_EVENT_ID, "eventId must be a UUID string, got " + abbreviate(value));

@@ -62,4 +62,8 @@ public class ProcessedEvent {
     public Instant processedAt() {
         return processedAt == null ? null : processedAt.toInstant();
     }
+
+    OffsetDateTime processedAtWithOffset() {
+        return processedAt;
+    }
 }

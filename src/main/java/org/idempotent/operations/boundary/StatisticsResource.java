@@ -1,0 +1,30 @@
+package org.idempotent.operations.boundary;
+
+import jakarta.annotation.security.RolesAllowed;
+import jakarta.inject.Inject;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import org.idempotent.operations.control.DedupTable;
+import org.idempotent.payment.control.PaymentMetrics;
+
+/** For an administrator: what this instance consumed since it started, and the state of the dedup table. */
+@Path("admin/stats")
+@RolesAllowed(AdminApi.ROLE)
+@Produces(MediaType.APPLICATION_JSON)
+public class StatisticsResource {
+
+    public record Statistics(PaymentMetrics.Totals consumed, DedupTable.Measurement processedEvents) {}
+
+    @Inject
+    PaymentMetrics metrics;
+
+    @Inject
+    DedupTable table;
+
+    @GET
+    public Statistics current() {
+        return new Statistics(metrics.totals(), table.current());
+    }
+}

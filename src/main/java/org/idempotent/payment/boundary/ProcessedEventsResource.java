@@ -1,0 +1,101 @@
+package org.idempotent.payment.boundary;
+
+import jakarta.annotation.security.RolesAllowed;
+import jakarta.ejb.EJB;
+import jakarta.ws.rs.BadRequestException;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.FormParam;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.Response.Status;
+import java.time.Instant;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.idempotent.operations.boundary.AdminApi;
+import org.idempotent.payment.control.PaymentEvents;
+import org.idempotent.payment.control.ProcessedEvents;
+import org.idempotent.payment.entity.ForgottenEvent;
+import org.idempotent.payment.entity.ProcessedEvent;
+
+/**
+ * For an administrator: whether an event was processed (when, with which payload fingerprint, and whether it was
+ * ever forgotten), and "forget event" before a deliberate replay. {@code /api/admin/events/{eventId}}.
+ */
+@Path("admin/events/{eventId}")
+@RolesAllowed(AdminApi.ROLE)
+@Produces(MediaType.APPLICATION_JSON)
+public class ProcessedEventsResource {
+
+    static final int MAX_REASON_LENGTH = 500;
+
+    public record Forgetting(Instant forgottenAt, String forgottenBy, String reason, Instant processedAt,
+            String fingerprint, boolean guardReleased) {
+
+        static Forgetting of(ForgottenEvent audit) {
+            return new Forgetting(audit.forgottenAt(), audit.forgottenBy(), audit.reason(), audit.processedAt(),
+                    hex(audit.fingerprint()), audit.guardReleased());
+        }
+    }
+
+    /** fingerprint: SHA-256 of the payload first processed under the ID, hex; null for records older than V3. */
+    public record EventRecord(UUID eventId, boolean processed, Instant processedAt, String fingerprint,
+            List<Forgetting> forgotten) {}
+
+    @EJB
+    ProcessedEvents events;
+
+    /** 200 if the event is recorded as processed, 404 if not (the body says whether it was forgotten). */
+    @GET
+    public Response lookup(@PathParam("eventId") String eventId) {
+        UUID id = parse(eventId);
+        List<Forgetting> forgotten = events.forgotten(id).stream().map(Forgetting::of).toList();
+        return events.find(id)
+                .map(record -> Response.ok(new EventRecord(id, true, record.processedAt(), hex(record.fingerprint()),
+                        forgotten)))
+                .orElseGet(() -> Response.status(Status.NOT_FOUND).entity(new EventRecord(id, false, null, null,
+                        forgotten)))
+                .build();
+    }
+
+    /**
+     * Forgets the event: its next delivery is applied as if it were new. For replaying it on purpose, e.g. from the
+     * dead-letter queue after its original effect was reversed by hand. Audited; the reason is required.
+     */
+    @POST
+    @Path("forget")
+    @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
+    public Response forget(@PathParam("eventId") String eventId, @FormParam("reason") String reason) {
+        UUID id = parse(eventId);
+        if (reason == null || reason.isBlank() || reason.length() > MAX_REASON_LENGTH) {
+            throw badRequest("a reason (form field 'reason', 1 to " + MAX_REASON_LENGTH + " characters) is required");
+        }
+        return events.forget(id, reason.strip())
+                .map(audit -> Response.ok(Forgetting.of(audit)))
+                .orElseGet(() -> Response.status(Status.NOT_FOUND)
+                        .entity(Map.of("error", "event " + id + " is not recorded as processed; nothing to forget")))
+                .build();
+    }
+
+    private static UUID parse(String eventId) {
+        if (!PaymentEvents.isCanonicalUuid(eventId)) {
+            throw badRequest("not an event ID (a UUID in 8-4-4-4-12 form): " + eventId);
+        }
+        return UUID.fromString(eventId);
+    }
+
+    private static BadRequestException badRequest(String message) {
+        return new BadRequestException(Response.status(Status.BAD_REQUEST)
+                .type(MediaType.APPLICATION_JSON).entity(Map.of("error", message)).build());
+    }
+
+    private static String hex(byte[] bytes) {
+        return bytes == null ? null : HexFormat.of().formatHex(bytes);
+    }
+}

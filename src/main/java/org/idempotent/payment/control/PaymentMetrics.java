@@ -1,0 +1,93 @@
+package org.idempotent.payment.control;
+
+import jakarta.annotation.PostConstruct;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Startup;
+import jakarta.inject.Inject;
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import org.eclipse.microprofile.metrics.Counter;
+import org.eclipse.microprofile.metrics.Histogram;
+import org.eclipse.microprofile.metrics.MetricRegistry;
+import org.eclipse.microprofile.metrics.Tag;
+import org.eclipse.microprofile.metrics.Timer;
+import org.idempotent.payment.entity.Outcome;
+
+/**
+ * What the consumer did, exposed at /metrics: one counter per outcome ({@code payments_messages_total{outcome}}), the
+ * processing time of a message ({@code payments_processing_seconds}), and how late duplicates arrive
+ * ({@code payments_duplicate_age_seconds}). Also knows which deliveries are being processed right now, for liveness.
+ */
+@ApplicationScoped
+public class PaymentMetrics {
+
+    public static final String MESSAGES = "payments.messages";
+    /** How long after the original a duplicate arrived: the figure to choose a retention window by. */
+    public static final String DUPLICATE_AGE = "payments.duplicate.age.seconds";
+    public static final String PROCESSING = "payments.processing";
+
+    /** The totals of this instance since it started. */
+    public record Totals(Map<String, Long> messages, long timed, double processingMeanMillis,
+            double processingMaxMillis, long duplicatesAged, double duplicateAgeMaxSeconds) {}
+
+    @Inject
+    MetricRegistry registry;
+
+    private final Map<Outcome, Counter> counters = new EnumMap<>(Outcome.class);
+    private final Map<Thread, Long> inFlight = new ConcurrentHashMap<>();
+    private Histogram duplicateAge;
+    private Timer processing;
+
+    @PostConstruct
+    void register() {
+        for (Outcome outcome : Outcome.values()) {
+            counters.put(outcome, registry.counter(MESSAGES, new Tag("outcome", outcome.name().toLowerCase())));
+        }
+        duplicateAge = registry.histogram(DUPLICATE_AGE);
+        processing = registry.timer(PROCESSING);
+    }
+
+    /** Observing Startup makes CDI create the bean at deployment: /metrics shows zeros before the first message. */
+    void registerAtStartup(@Observes Startup startup) {
+        // the work is done by the @PostConstruct method
+    }
+
+    /** A delivery is being processed on this thread from now on; returns its start, for {@link #finished}. */
+    public long started() {
+        long now = System.nanoTime();
+        inFlight.put(Thread.currentThread(), now);
+        return now;
+    }
+
+    public void finished(long started, Outcome outcome) {
+        inFlight.remove(Thread.currentThread());
+        processing.update(Duration.ofNanos(System.nanoTime() - started));
+        counters.get(outcome).inc();
+    }
+
+    public void duplicateArrived(Duration age) {
+        duplicateAge.update(Math.max(0, age.toSeconds()));
+    }
+
+    /** How long the oldest delivery still in progress has been running; empty when none is. */
+    public Optional<Duration> longestInFlight() {
+        long now = System.nanoTime();
+        return inFlight.values().stream().min(Long::compare).map(start -> Duration.ofNanos(now - start));
+    }
+
+    public long count(Outcome outcome) {
+        return counters.get(outcome).getCount();
+    }
+
+    public Totals totals() {
+        Map<String, Long> messages = new LinkedHashMap<>();
+        counters.forEach((outcome, counter) -> messages.put(outcome.name().toLowerCase(), counter.getCount()));
+        return new Totals(messages, processing.getCount(), processing.getSnapshot().getMean() / 1e6,
+                processing.getSnapshot().getMax() / 1e6, duplicateAge.getCount(), duplicateAge.getSnapshot().getMax());
+    }
+}

@@ -1,0 +1,63 @@
+package org.idempotent.payment.control;
+
+import jakarta.annotation.Resource;
+import jakarta.ejb.SessionContext;
+import jakarta.ejb.Stateless;
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.LockModeType;
+import jakarta.persistence.PersistenceContext;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.idempotent.payment.entity.ForgottenEvent;
+import org.idempotent.payment.entity.ProcessedEvent;
+
+/** An administrator's view of the dedup records: look one up, or forget one so that a replay is applied again. */
+@Stateless
+public class ProcessedEvents {
+
+    /** The second guard would refuse the replay if the event is still the last one applied to its account. */
+    static final String RELEASE_GUARD = "UPDATE accounts SET last_event_id = NULL WHERE last_event_id = ?1";
+
+    private static final Logger LOG = Logger.getLogger(ProcessedEvents.class.getName());
+
+    @PersistenceContext
+    EntityManager em;
+
+    @Resource
+    SessionContext context;
+
+    public Optional<ProcessedEvent> find(UUID eventId) {
+        return Optional.ofNullable(em.find(ProcessedEvent.class, eventId));
+    }
+
+    public List<ForgottenEvent> forgotten(UUID eventId) {
+        return em.createQuery("SELECT f FROM ForgottenEvent f WHERE f.eventId = :eventId ORDER BY f.id",
+                        ForgottenEvent.class)
+                .setParameter("eventId", eventId)
+                .getResultList();
+    }
+
+    /**
+     * Removes the event's dedup record and releases the guard on its account, so that the next delivery of this event
+     * is applied again; records who did it and why, all in one transaction. Empty if the event is not recorded.
+     * The caller is the authenticated administrator, as the container knows them.
+     */
+    public Optional<ForgottenEvent> forget(UUID eventId, String reason) {
+        ProcessedEvent record = em.find(ProcessedEvent.class, eventId, LockModeType.PESSIMISTIC_WRITE);
+        if (record == null) {
+            return Optional.empty();
+        }
+        em.remove(record);
+        int released = em.createNativeQuery(RELEASE_GUARD).setParameter(1, eventId).executeUpdate();
+        ForgottenEvent audit = new ForgottenEvent(record, context.getCallerPrincipal().getName(), reason, released > 0);
+        em.persist(audit);
+        em.flush();
+        em.refresh(audit);
+        LOG.log(Level.WARNING, "Event {0} forgotten by {1} ({2}): its next delivery will be applied again",
+                new Object[] {eventId, audit.forgottenBy(), reason});
+        return Optional.of(audit);
+    }
+}
