@@ -15,11 +15,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import javax.management.MBeanServerConnection;
 import javax.management.ObjectName;
-import javax.management.remote.JMXConnector;
-import javax.management.remote.JMXConnectorFactory;
-import javax.management.remote.JMXServiceURL;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.operations.boundary.PaymentsJmx;
 import org.idempotent.payment.entity.PaymentEvent;
@@ -32,6 +28,7 @@ import org.idempotent.stack.InstanceMetrics;
 import org.idempotent.stack.Ledger;
 import org.idempotent.stack.PayaraMicroProcess;
 import org.idempotent.stack.PostgresServer;
+import org.idempotent.stack.RemoteJmx;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -75,12 +72,7 @@ class OperationsIT {
                         // A user who can log in but lacks the administrator role.
                         List.of("create-file-user --groups payments-viewer --passwordfile " + viewerPassword + " "
                                 + VIEWER),
-                        "-Dcom.sun.management.jmxremote.port=" + jmxPort,
-                        "-Dcom.sun.management.jmxremote.rmi.port=" + jmxPort,
-                        "-Dcom.sun.management.jmxremote.host=127.0.0.1",
-                        "-Djava.rmi.server.hostname=127.0.0.1",
-                        "-Dcom.sun.management.jmxremote.authenticate=false",
-                        "-Dcom.sun.management.jmxremote.ssl=false")
+                        RemoteJmx.jvmOptions(jmxPort).toArray(String[]::new))
                 .awaitReady(Duration.ofMinutes(3));
         metrics = new InstanceMetrics(micro);
         admin = AdminClient.as(micro, settings.get("ADMIN_USER"), settings.get("ADMIN_PASSWORD"));
@@ -142,20 +134,18 @@ class OperationsIT {
         send(UUID.randomUUID(), account, 5);
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(5));
 
-        JMXServiceURL url = new JMXServiceURL("service:jmx:rmi:///jndi/rmi://127.0.0.1:" + jmxPort + "/jmxrmi");
-        try (JMXConnector connector = JMXConnectorFactory.connect(url)) {
-            MBeanServerConnection server = connector.getMBeanServerConnection();
+        try (RemoteJmx server = RemoteJmx.connect(jmxPort)) {
             ObjectName name = new ObjectName(PaymentsJmx.OBJECT_NAME);
             await().atMost(PATIENCE).untilAsserted(() -> {
-                assertThat((Long) server.getAttribute(name, "Applied")).isEqualTo(metrics.outcome("applied"))
+                assertThat((Long) server.attribute(name, "Applied")).isEqualTo(metrics.outcome("applied"))
                         .isPositive();
-                assertThat((Long) server.getAttribute(name, "Duplicates")).isEqualTo(metrics.outcome("duplicate"));
-                assertThat((Long) server.getAttribute(name, "Conflicts")).isEqualTo(metrics.outcome("conflict"));
-                assertThat((Long) server.getAttribute(name, "Rejected")).isEqualTo(metrics.outcome("rejected"));
-                assertThat((Long) server.getAttribute(name, "Failed")).isEqualTo(metrics.outcome("failed"));
-                assertThat((Long) server.getAttribute(name, "ProcessedEventsApproximately")).isPositive();
+                assertThat((Long) server.attribute(name, "Duplicates")).isEqualTo(metrics.outcome("duplicate"));
+                assertThat((Long) server.attribute(name, "Conflicts")).isEqualTo(metrics.outcome("conflict"));
+                assertThat((Long) server.attribute(name, "Rejected")).isEqualTo(metrics.outcome("rejected"));
+                assertThat((Long) server.attribute(name, "Failed")).isEqualTo(metrics.outcome("failed"));
+                assertThat((Long) server.attribute(name, "ProcessedEventsApproximately")).isPositive();
             });
-            assertThat((Double) server.getAttribute(name, "ProcessingMeanMillis")).isPositive();
+            assertThat((Double) server.attribute(name, "ProcessingMeanMillis")).isPositive();
         }
     }
 

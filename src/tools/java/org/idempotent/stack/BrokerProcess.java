@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 
 /** The {@link Broker} in a child JVM, so that it can be stopped, killed and restarted like a real one. */
@@ -15,15 +16,24 @@ public final class BrokerProcess extends ChildProcess {
 
     private final Settings settings;
 
-    private BrokerProcess(Settings settings, Path dataDir, boolean showOutput) throws IOException {
-        super("broker", List.of(java(), "-Xmx512m", "-cp", toolsClasspath(), Broker.class.getName(), dataDir.toString()),
-                settings.asEnvironment(), settings.stackDir().resolve("broker.log"), showOutput);
+    private BrokerProcess(Settings settings, Path dataDir, boolean showOutput, List<String> jvmOptions)
+            throws IOException {
+        super("broker", command(dataDir, jvmOptions), settings.asEnvironment(), settings.stackDir().resolve("broker.log"),
+                showOutput);
         this.settings = settings;
     }
 
-    public static BrokerProcess start(Settings settings, boolean showOutput) {
+    private static List<String> command(Path dataDir, List<String> jvmOptions) {
+        List<String> command = new ArrayList<>(List.of(java(), "-Xmx512m"));
+        command.addAll(jvmOptions);
+        command.addAll(List.of("-cp", toolsClasspath(), Broker.class.getName(), dataDir.toString()));
+        return command;
+    }
+
+    public static BrokerProcess start(Settings settings, boolean showOutput, String... jvmOptions) {
         try {
-            BrokerProcess broker = new BrokerProcess(settings, settings.stackDir().resolve("broker"), showOutput);
+            BrokerProcess broker = new BrokerProcess(settings, settings.stackDir().resolve("broker"), showOutput,
+                    List.of(jvmOptions));
             broker.awaitListening(Duration.ofSeconds(60));
             return broker;
         } catch (IOException e) {

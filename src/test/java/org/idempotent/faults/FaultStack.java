@@ -1,0 +1,158 @@
+package org.idempotent.faults;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import javax.management.JMException;
+import javax.management.ObjectName;
+import org.idempotent.stack.BrokerProcess;
+import org.idempotent.stack.Build;
+import org.idempotent.stack.Database;
+import org.idempotent.stack.FreePort;
+import org.idempotent.stack.InstanceMetrics;
+import org.idempotent.stack.PayaraMicroProcess;
+import org.idempotent.stack.RemoteJmx;
+import org.idempotent.stack.Settings;
+
+/**
+ * The processes of one scenario: a fresh database, a fresh broker with a persistent journal on a port of its own,
+ * and Payara Micro instances with the product WAR. Closing it stops everything it started, also after a failure.
+ */
+final class FaultStack implements AutoCloseable {
+
+    private static final Duration START_TIMEOUT = Duration.ofMinutes(3);
+
+    private final Settings settings;
+    private final List<Instance> instances = new ArrayList<>();
+    private final int brokerJmxPort = FreePort.find();
+    private BrokerProcess broker;
+
+    /** A Payara Micro instance by name, on its own HTTP port, which it keeps across restarts. */
+    static final class Instance {
+        private final String name;
+        private final Settings settings;
+        private PayaraMicroProcess process;
+        private int starts;
+
+        private Instance(String name, Settings settings) {
+            this.name = name;
+            this.settings = settings;
+        }
+
+        String name() {
+            return name;
+        }
+
+        int starts() {
+            return starts;
+        }
+
+        PayaraMicroProcess process() {
+            return process;
+        }
+
+        InstanceMetrics metrics() {
+            return new InstanceMetrics(process);
+        }
+
+        void start() {
+            process = PayaraMicroProcess.start(name, settings, Build.WAR, false).awaitReady(START_TIMEOUT);
+            starts++;
+        }
+
+        /** kill -9 and start again: no shutdown hook, no clean close of any connection. */
+        void crashAndRestart() {
+            process.kill();
+            start();
+        }
+
+        void stop() {
+            if (process != null) {
+                process.stop(Duration.ofSeconds(30));
+            }
+        }
+    }
+
+    FaultStack(String scenario, Map<String, String> overrides) {
+        Settings base = Settings.fromEnvironment();
+        Settings configured = base
+                .with("DB_NAME", "payments_it_faults")
+                .with("BROKER_PORT", String.valueOf(FreePort.find()))
+                .with("STACK_DIR", base.stackDir().resolve("faults").resolve(scenario).toString());
+        for (Map.Entry<String, String> override : overrides.entrySet()) {
+            configured = configured.with(override.getKey(), override.getValue());
+        }
+        settings = configured;
+        try {
+            Database.recreate(settings);
+            Files.createDirectories(settings.stackDir());
+            PayaraMicroProcess.adminPasswordFile(settings.stackDir(), settings);
+        } catch (SQLException e) {
+            throw new IllegalStateException("PostgreSQL not reachable at " + settings.jdbcUrl(), e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        startBroker();
+    }
+
+    Settings settings() {
+        return settings;
+    }
+
+    Instance startInstance(String name) {
+        Instance instance = new Instance(name, settings.with("HTTP_PORT", String.valueOf(FreePort.find())));
+        instances.add(instance);
+        instance.start();
+        return instance;
+    }
+
+    List<Instance> instances() {
+        return instances;
+    }
+
+    void stopBroker() {
+        broker.stop(Duration.ofSeconds(30));
+    }
+
+    void killBroker() {
+        broker.kill();
+    }
+
+    /** The same journal directory: what was persisted before the stop is there again. */
+    void startBroker() {
+        broker = BrokerProcess.start(settings, false, RemoteJmx.jvmOptions(brokerJmxPort).toArray(String[]::new));
+    }
+
+    /**
+     * The broker's own count of the queue's messages not yet acknowledged: waiting, scheduled for redelivery, or
+     * delivered to a consumer that has not acknowledged them (a message stuck in delivery counts).
+     */
+    long messageCount(String queue) throws IOException, JMException {
+        try (RemoteJmx jmx = RemoteJmx.connect(brokerJmxPort)) {
+            Set<ObjectName> names = jmx.names(new ObjectName(
+                    "org.apache.activemq.artemis:component=addresses,subcomponent=queues,queue=\"" + queue + "\",*"));
+            if (names.size() != 1) {
+                throw new IllegalStateException("queue " + queue + " not found once on the broker: " + names);
+            }
+            return (Long) jmx.attribute(names.iterator().next(), "MessageCount");
+        }
+    }
+
+    void stopInstances() {
+        instances.forEach(Instance::stop);
+    }
+
+    @Override
+    public void close() {
+        stopInstances();
+        if (broker != null) {
+            broker.stop(Duration.ofSeconds(30));
+        }
+    }
+}

@@ -1,0 +1,168 @@
+package org.idempotent.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import jakarta.jms.Connection;
+import jakarta.jms.JMSException;
+import jakarta.jms.Message;
+import jakarta.jms.MessageConsumer;
+import jakarta.jms.QueueBrowser;
+import jakarta.jms.Session;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
+import org.awaitility.core.ConditionTimeoutException;
+import org.idempotent.deadletter.control.DeadLetters;
+import org.idempotent.stack.Database;
+import org.idempotent.stack.Settings;
+
+/**
+ * Jepsen's bank invariant, for a payment consumer: every account holds exactly the sum of the distinct events sent to
+ * it; processed_events holds exactly the distinct valid events; the queue is empty (nothing waiting, nothing stuck in
+ * delivery); the dead-letter queue holds exactly the poison messages sent, each with its reason.
+ */
+final class Invariant {
+
+    static final Path REPORT = Path.of("target", "fault-suite.txt");
+    private static final String HEADER = String.format("%-18s %7s %8s %8s %10s %8s %5s %7s %8s",
+            "scenario", "sent", "distinct", "applied", "duplicates", "dead", "lost", "twice", "seconds");
+
+    /** One row of the suite's summary. {@code twice}: accounts whose balance exceeds the sum of their events. */
+    record Summary(String scenario, int sent, int distinct, long applied, long duplicatesAbsorbed, long deadLettered,
+            long lost, long twice, double seconds) {
+
+        String row() {
+            return String.format("%-18s %7d %8d %8d %10d %8d %5d %7d %8.1f", scenario, sent, distinct, applied,
+                    duplicatesAbsorbed, deadLettered, lost, twice, seconds);
+        }
+    }
+
+    private Invariant() {}
+
+    /**
+     * Waits until the broker has no message of the queue left and every event is applied, stops the consumers,
+     * checks everything, and prints the summary row (also appended to target/fault-suite.txt).
+     */
+    static Summary check(String scenario, FaultStack stack, Workload workload, long startedNanos, Duration timeout)
+            throws Exception {
+        Settings settings = stack.settings();
+        String queue = settings.get("PAYMENTS_QUEUE");
+        try {
+            await().atMost(timeout).pollInterval(Duration.ofSeconds(1)).ignoreExceptions().until(() ->
+                    stack.messageCount(queue) == 0 && applied(settings, workload) == workload.distinct().size());
+        } catch (ConditionTimeoutException e) {
+            // Not yet a verdict: the checks below say what is missing.
+        }
+        double seconds = (System.nanoTime() - startedNanos) / 1e9;
+        stack.stopInstances();
+
+        long waiting = stack.messageCount(queue);
+        long applied = applied(settings, workload);
+        long rows = rows(settings);
+        Map<String, Long> balances = balances(settings);
+        Map<String, Long> expected = workload.expectedBalances();
+        long wrong = expected.entrySet().stream().filter(e -> !e.getValue().equals(balances.get(e.getKey()))).count();
+        long twice = expected.entrySet().stream()
+                .filter(e -> balances.getOrDefault(e.getKey(), 0L) > e.getValue()).count();
+        Map<UUID, String> dead = new HashMap<>();
+        int unexpectedDead = drainDeadLetters(settings, dead);
+
+        Summary summary = new Summary(scenario, workload.items().size(), workload.distinct().size(), applied,
+                workload.validMessages() - applied, dead.size() + unexpectedDead, workload.distinct().size() - applied,
+                twice, seconds);
+        report(summary);
+
+        assertThat(summary.lost()).as("events lost").isZero();
+        assertThat(twice).as("accounts credited twice").isZero();
+        assertThat(wrong).as("accounts whose balance is not the sum of their distinct events").isZero();
+        assertThat(balances.keySet()).as("no account other than those sent to").isEqualTo(expected.keySet());
+        assertThat(rows).as("processed_events holds exactly the distinct valid events").isEqualTo(workload.distinct().size());
+        assertThat(waiting).as("messages left on the queue, waiting or stuck in delivery").isZero();
+        assertThat(unexpectedDead).as("valid messages dead-lettered").isZero();
+        Map<UUID, String> expectedDead = new HashMap<>();
+        workload.poison().forEach((probe, kind) -> expectedDead.put(probe, kind.reason().name()));
+        assertThat(dead).as("the dead-letter queue holds exactly the poison sent, each with its reason")
+                .isEqualTo(expectedDead);
+        return summary;
+    }
+
+    private static long applied(Settings settings, Workload workload) throws SQLException {
+        try (var db = Database.connect(settings); PreparedStatement query = db.prepareStatement(
+                "SELECT count(*) FROM processed_events WHERE event_id = ANY (?)")) {
+            query.setArray(1, db.createArrayOf("uuid", workload.distinctIds().toArray()));
+            try (ResultSet row = query.executeQuery()) {
+                row.next();
+                return row.getLong(1);
+            }
+        }
+    }
+
+    private static long rows(Settings settings) throws SQLException {
+        try (var db = Database.connect(settings); PreparedStatement query = db.prepareStatement(
+                "SELECT count(*) FROM processed_events"); ResultSet row = query.executeQuery()) {
+            row.next();
+            return row.getLong(1);
+        }
+    }
+
+    /** Every account of the scenario's database, which is created fresh for it. */
+    private static Map<String, Long> balances(Settings settings) throws SQLException {
+        Map<String, Long> balances = new HashMap<>();
+        try (var db = Database.connect(settings); PreparedStatement query = db.prepareStatement(
+                "SELECT id, balance_cents FROM accounts"); ResultSet rows = query.executeQuery()) {
+            while (rows.next()) {
+                balances.put(rows.getString(1), rows.getLong(2));
+            }
+        }
+        return balances;
+    }
+
+    /** Takes everything off the dead-letter queue: poison by probe with its reason; returns how many had no probe. */
+    private static int drainDeadLetters(Settings settings, Map<UUID, String> dead) throws JMSException {
+        int unexpected = 0;
+        try (Connection connection = new ActiveMQConnectionFactory(settings.brokerUrl(), settings.get("BROKER_USER"),
+                settings.get("BROKER_PASSWORD")).createConnection()) {
+            connection.start();
+            Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+            var queue = session.createQueue(settings.get("DEAD_LETTER_QUEUE"));
+            int available;
+            try (QueueBrowser browser = session.createBrowser(queue)) {
+                available = Collections.list(browser.getEnumeration()).size();
+            }
+            try (MessageConsumer consumer = session.createConsumer(queue)) {
+                for (int i = 0; i < available; i++) {
+                    Message message = consumer.receive(10_000);
+                    if (message == null) {
+                        break;
+                    }
+                    String probe = message.getStringProperty(Traffic.PROBE);
+                    if (probe == null) {
+                        unexpected++;
+                    } else if (dead.put(UUID.fromString(probe), message.getStringProperty(DeadLetters.REASON)) != null) {
+                        unexpected++;
+                    }
+                }
+            }
+        }
+        return unexpected;
+    }
+
+    private static void report(Summary summary) throws IOException {
+        System.out.println(HEADER);
+        System.out.println(summary.row());
+        boolean fresh = !Files.exists(REPORT);
+        Files.writeString(REPORT, (fresh ? HEADER + "\n" : "") + summary.row() + "\n",
+                StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    }
+}
