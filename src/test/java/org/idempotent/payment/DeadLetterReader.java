@@ -19,11 +19,15 @@ final class DeadLetterReader implements AutoCloseable {
     private final String queue;
 
     DeadLetterReader(Settings settings) throws JMSException {
+        this(settings, settings.get("DEAD_LETTER_QUEUE"));
+    }
+
+    DeadLetterReader(Settings settings, String queue) throws JMSException {
         connection = new ActiveMQConnectionFactory(settings.brokerUrl(), settings.get("BROKER_USER"),
                 settings.get("BROKER_PASSWORD")).createConnection();
         connection.start();
         session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
-        queue = settings.get("DEAD_LETTER_QUEUE");
+        this.queue = queue;
     }
 
     /** Waits for {@code count} messages matching the selector; fewer after the timeout is a failure of the caller. */

@@ -42,6 +42,7 @@ class PaymentConsumerIT {
     private static InstanceMetrics metrics;
     private static Ledger ledger;
     private static DeadLetterReader deadLetters;
+    private static DeadLetterReader conflicts;
 
     @BeforeAll
     static void startConsumer() throws JMSException {
@@ -52,12 +53,16 @@ class PaymentConsumerIT {
         metrics = new InstanceMetrics(micro);
         ledger = new Ledger(settings);
         deadLetters = new DeadLetterReader(settings);
+        conflicts = new DeadLetterReader(settings, settings.get("CONFLICTS_QUEUE"));
     }
 
     @AfterAll
     static void stopConsumer() throws JMSException {
         if (deadLetters != null) {
             deadLetters.close();
+        }
+        if (conflicts != null) {
+            conflicts.close();
         }
         if (micro != null) {
             micro.close();
@@ -158,12 +163,12 @@ class PaymentConsumerIT {
     }
 
     @Test
-    void sameIdReusedForADifferentPaymentIsAConflictAndDeadLetteredWithBothFingerprints() throws JMSException {
+    void sameIdReusedForADifferentPaymentIsAConflictMovedAsideWithBothFingerprints() throws JMSException {
         String account = account();
         UUID eventId = UUID.randomUUID();
         send(PaymentProducer.json(eventId, account, 500));
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(500));
-        long conflicts = metrics.outcome("conflict");
+        long conflictCount = metrics.outcome("conflict");
         String probe = UUID.randomUUID().toString();
 
         try (PaymentProducer producer = new PaymentProducer(settings)) {
@@ -175,15 +180,17 @@ class PaymentConsumerIT {
             }
         }
 
-        List<Message> dead = deadLetters.receive("probe = '" + probe + "'", 2, PATIENCE);
-        for (Message message : dead) {
+        List<Message> moved = conflicts.receive("probe = '" + probe + "'", 2, PATIENCE);
+        for (Message message : moved) {
             assertThat(message.getStringProperty(DeadLetters.REASON)).isEqualTo("PAYLOAD_MISMATCH");
             assertThat(message.getStringProperty(DeadLetters.ORIGINAL_FINGERPRINT)).hasSize(64)
                     .isNotEqualTo(message.getStringProperty(DeadLetters.FINGERPRINT));
             assertThat(message.getStringProperty(DeadLetters.DETAIL)).contains(eventId.toString());
         }
-        assertThat(metrics.outcome("conflict") - conflicts).isEqualTo(2);
+        assertThat(metrics.outcome("conflict") - conflictCount).isEqualTo(2);
         assertThat(ledger.balance(account)).isEqualTo(500);
+        assertThat(deadLetters.receive("probe = '" + probe + "'", 0, Duration.ofSeconds(1)))
+                .as("a conflict is not a malformed message").isEmpty();
     }
 
     /**
@@ -195,7 +202,7 @@ class PaymentConsumerIT {
         int events = 50;
         long applied = metrics.outcome("applied");
         long duplicates = metrics.outcome("duplicate");
-        long conflicts = metrics.outcome("conflict");
+        long conflictCount = metrics.outcome("conflict");
         String probe = UUID.randomUUID().toString();
         Map<String, UUID> accounts = new LinkedHashMap<>();
         try (PaymentProducer producer = new PaymentProducer(settings)) {
@@ -213,7 +220,7 @@ class PaymentConsumerIT {
         }
 
         await().atMost(Duration.ofMinutes(2)).untilAsserted(() -> assertThat(metrics.outcome("applied") - applied
-                + metrics.outcome("duplicate") - duplicates + metrics.outcome("conflict") - conflicts)
+                + metrics.outcome("duplicate") - duplicates + metrics.outcome("conflict") - conflictCount)
                 .isEqualTo(events * 6L));
         long expectedDuplicates = 0;
         long expectedConflicts = 0;
@@ -225,8 +232,8 @@ class PaymentConsumerIT {
         }
         assertThat(metrics.outcome("applied") - applied).isEqualTo(events);
         assertThat(metrics.outcome("duplicate") - duplicates).isEqualTo(expectedDuplicates);
-        assertThat(metrics.outcome("conflict") - conflicts).isEqualTo(expectedConflicts);
-        assertThat(deadLetters.receive("probe = '" + probe + "'", (int) expectedConflicts, PATIENCE))
+        assertThat(metrics.outcome("conflict") - conflictCount).isEqualTo(expectedConflicts);
+        assertThat(conflicts.receive("probe = '" + probe + "'", (int) expectedConflicts, PATIENCE))
                 .allSatisfy(message -> assertThat(message.getStringProperty(DeadLetters.REASON)).isEqualTo("PAYLOAD_MISMATCH"));
     }
 

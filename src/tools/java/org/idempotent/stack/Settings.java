@@ -25,6 +25,7 @@ public final class Settings {
         DEFAULTS.put("BROKER_PASSWORD", "payments");
         DEFAULTS.put("PAYMENTS_QUEUE", "payments");
         DEFAULTS.put("DEAD_LETTER_QUEUE", "payments.dlq");
+        DEFAULTS.put("CONFLICTS_QUEUE", "payments.conflicts");
         DEFAULTS.put("CONSUMER_MAX_SESSIONS", "8");
         DEFAULTS.put("CONSUMER_STUCK_SECONDS", "300");
         DEFAULTS.put("ADMIN_USER", "admin");

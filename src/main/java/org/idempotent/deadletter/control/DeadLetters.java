@@ -15,7 +15,8 @@ import org.idempotent.payment.entity.Rejection;
 
 /**
  * Moves a message that can never succeed to the dead-letter queue at once, with the reason attached, instead of
- * letting it burn redelivery attempts. The original body and properties travel unchanged.
+ * letting it burn redelivery attempts; a valid event that reused an ID for a different payment goes to the conflicts
+ * queue instead, where it waits for a human decision. The original body and properties travel unchanged.
  *
  * <p>Not atomic with the acknowledgement of the original (no XA): a crash in between redelivers the original and
  * dead-letters it a second time. A copy too many, never a message lost.
@@ -42,16 +43,30 @@ public class DeadLetters {
     @ConfigProperty(name = "DEAD_LETTER_QUEUE")
     String deadLetterQueue;
 
+    @Inject
+    @ConfigProperty(name = "CONFLICTS_QUEUE")
+    String conflictsQueue;
+
     public String queue() {
         return deadLetterQueue;
     }
 
-    public void forward(Message message, Rejection rejection) throws JMSException {
-        forward(message, rejection, Map.of());
+    public String conflictsQueue() {
+        return conflictsQueue;
     }
 
-    /** Also attaches {@code evidence} (e.g. the two fingerprints of a payload mismatch) as string properties. */
-    public void forward(Message message, Rejection rejection, Map<String, String> evidence) throws JMSException {
+    public void forward(Message message, Rejection rejection) throws JMSException {
+        send(message, rejection, Map.of(), deadLetterQueue);
+    }
+
+    /** To the conflicts queue, with {@code evidence} (the two fingerprints) attached as string properties. */
+    public void forwardConflict(Message message, Rejection rejection, Map<String, String> evidence)
+            throws JMSException {
+        send(message, rejection, evidence, conflictsQueue);
+    }
+
+    private void send(Message message, Rejection rejection, Map<String, String> evidence, String queue)
+            throws JMSException {
         Map<String, Object> properties = new LinkedHashMap<>();
         for (Object property : Collections.list(message.getPropertyNames())) {
             String name = (String) property;
@@ -78,7 +93,7 @@ public class DeadLetters {
             message.setStringProperty(item.getKey(), item.getValue());
         }
         try (JMSContext jms = connectionFactory.createContext()) {
-            jms.createProducer().send(jms.createQueue(deadLetterQueue), message);
+            jms.createProducer().send(jms.createQueue(queue), message);
         }
     }
 }

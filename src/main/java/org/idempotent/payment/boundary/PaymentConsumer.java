@@ -93,7 +93,7 @@ public class PaymentConsumer implements MessageListener {
         }
         Consumed consumed = payments.consume(event);
         if (consumed.outcome() == Outcome.CONFLICT) {
-            deadLetters.forward(message, new Rejection(Rejection.Reason.PAYLOAD_MISMATCH, "event " + event.eventId()
+            deadLetters.forwardConflict(message, new Rejection(Rejection.Reason.PAYLOAD_MISMATCH, "event " + event.eventId()
                     + " was processed with payload fingerprint " + consumed.originalFingerprint() + ", this message has "
                     + consumed.fingerprint()), Map.of(
                             DeadLetters.ORIGINAL_FINGERPRINT, consumed.originalFingerprint(),
@@ -105,7 +105,7 @@ public class PaymentConsumer implements MessageListener {
         switch (consumed.outcome()) {
             case CONFLICT -> LOG.log(Level.WARNING,
                     "Event {0} reused for a different payment (account {1}, {2} cents): nothing applied, moved to {3}",
-                    new Object[] {event.eventId(), event.accountId(), event.amountCents(), deadLetters.queue()});
+                    new Object[] {event.eventId(), event.accountId(), event.amountCents(), deadLetters.conflictsQueue()});
             case DUPLICATE -> LOG.log(Level.FINE, "Duplicate event {0} acknowledged without effect", event.eventId());
             case ALREADY_APPLIED -> LOG.log(Level.INFO,
                     "Event {0} had no dedup record but was already applied to account {1}; not applied again",

@@ -1,0 +1,155 @@
+package org.idempotent.deployment;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * A Payara Server domain of its own, under target/, created and started with the distribution's asadmin on a port
+ * base whose ports are all free, and stopped (killed if need be) on close.
+ */
+final class PayaraServerDomain implements AutoCloseable {
+
+    static final String NAME = "payments";
+    /** The offsets from the port base that create-domain --portbase uses. */
+    private static final int[] OFFSETS = {9, 37, 38, 39, 48, 66, 76, 80, 81, 86};
+
+    private final Path asadmin;
+    private final Path domainDir;
+    private final int portBase;
+    private boolean started;
+
+    private PayaraServerDomain(Path asadmin, Path domainDir, int portBase) {
+        this.asadmin = asadmin;
+        this.domainDir = domainDir;
+        this.portBase = portBase;
+    }
+
+    /** Creates the domain in {@code domainDir} (emptied first) and starts it. */
+    static PayaraServerDomain createAndStart(Path installation, Path domainDir) throws IOException, InterruptedException {
+        Path asadmin = installation.resolve("bin").resolve("asadmin");
+        if (!Files.isExecutable(asadmin)) {
+            throw new IllegalStateException("no Payara Server at " + installation + " (mvn pre-integration-test unpacks it)");
+        }
+        deleteRecursively(domainDir);
+        Files.createDirectories(domainDir);
+        PayaraServerDomain domain = new PayaraServerDomain(asadmin, domainDir, freePortBase());
+        domain.run("create-domain", "--nopassword", "--portbase", String.valueOf(domain.portBase),
+                "--domaindir", domainDir.toString(), NAME);
+        domain.run("start-domain", "--domaindir", domainDir.toString(), NAME);
+        domain.started = true;
+        return domain;
+    }
+
+    Path asadmin() {
+        return asadmin;
+    }
+
+    int adminPort() {
+        return portBase + 48;
+    }
+
+    int httpPort() {
+        return portBase + 80;
+    }
+
+    Path domainXml() {
+        return domainDir.resolve(NAME).resolve("config").resolve("domain.xml");
+    }
+
+    Path serverLog() {
+        return domainDir.resolve(NAME).resolve("logs").resolve("server.log");
+    }
+
+    /**
+     * Runs asadmin in a clean environment (PATH, HOME, JAVA_HOME only), so that the server it starts does not inherit
+     * the test run's settings: MicroProfile Config reads environment variables before the domain's own values.
+     */
+    String run(String... arguments) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>();
+        command.add(asadmin.toString());
+        command.addAll(List.of(arguments));
+        Map<String, String> clean = new HashMap<>();
+        for (String name : List.of("PATH", "HOME")) {
+            clean.put(name, System.getenv().getOrDefault(name, ""));
+        }
+        clean.put("JAVA_HOME", System.getProperty("java.home"));
+        return Processes.run(command, clean, true);
+    }
+
+    @Override
+    public void close() throws Exception {
+        if (started) {
+            try {
+                run("stop-domain", "--domaindir", domainDir.toString(), "--kill", "true", NAME);
+            } catch (IllegalStateException e) {
+                run("stop-domain", "--domaindir", domainDir.toString(), NAME);
+            }
+        }
+    }
+
+    private static int freePortBase() {
+        for (int base = 14800; base < 60000; base += 1000) {
+            if (allFree(base)) {
+                return base;
+            }
+        }
+        throw new IllegalStateException("no port base with all of its ports free");
+    }
+
+    private static boolean allFree(int base) {
+        for (int offset : OFFSETS) {
+            try (ServerSocket socket = new ServerSocket()) {
+                socket.bind(new InetSocketAddress("0.0.0.0", base + offset));
+            } catch (IOException taken) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static void deleteRecursively(Path dir) throws IOException {
+        if (Files.exists(dir)) {
+            try (Stream<Path> paths = Files.walk(dir)) {
+                for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.delete(path);
+                }
+            }
+        }
+    }
+
+    /** A command run to completion, its output captured. */
+    static final class Processes {
+
+        private Processes() {}
+
+        /** With the test run's environment plus {@code environment}. */
+        static String run(List<String> command, Map<String, String> environment)
+                throws IOException, InterruptedException {
+            return run(command, environment, false);
+        }
+
+        static String run(List<String> command, Map<String, String> environment, boolean clean)
+                throws IOException, InterruptedException {
+            ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
+            if (clean) {
+                builder.environment().clear();
+            }
+            builder.environment().putAll(environment);
+            Process process = builder.start();
+            String output = new String(process.getInputStream().readAllBytes());
+            if (!process.waitFor(10, TimeUnit.MINUTES) || process.exitValue() != 0) {
+                throw new IllegalStateException(String.join(" ", command) + " failed:\n" + output);
+            }
+            return output;
+        }
+    }
+}

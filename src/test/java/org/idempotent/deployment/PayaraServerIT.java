@@ -1,0 +1,163 @@
+package org.idempotent.deployment;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.idempotent.loadgen.PaymentProducer;
+import org.idempotent.stack.AdminClient;
+import org.idempotent.stack.Build;
+import org.idempotent.stack.Database;
+import org.idempotent.stack.Ledger;
+import org.idempotent.stack.PayaraInstance;
+import org.idempotent.stack.Settings;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+
+/**
+ * The product on full Payara Server 6, set up from scratch by server-config/setup-payara-server.sh in a fresh domain:
+ * events flow through the broker into the database, and the admin console lists what the script created.
+ */
+class PayaraServerIT {
+
+    private static final Path INSTALLATION = Path.of(System.getProperty("payara.server.dir", "target/payara-server"))
+            .resolve("payara6");
+    private static final Path SCREENSHOTS = Path.of("target", "payara-server-console");
+    private static final Duration PATIENCE = Duration.ofMinutes(2);
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+
+    private static Settings settings;
+    private static PayaraServerDomain domain;
+    private static PayaraInstance server;
+
+    @BeforeAll
+    static void setUpDomain() throws Exception {
+        settings = Settings.fromEnvironment()
+                .with("DB_NAME", "payments_it_server")
+                .with("PAYMENTS_QUEUE", "payments.server-it");
+        Database.recreate(settings);
+        domain = PayaraServerDomain.createAndStart(INSTALLATION, Path.of("target", "payara-server-domains").toAbsolutePath());
+        server = path -> URI.create("http://localhost:" + domain.httpPort() + path);
+
+        Map<String, String> environment = new HashMap<>(settings.asEnvironment());
+        environment.put("ASADMIN", domain.asadmin().toString());
+        environment.put("ADMIN_PORT", String.valueOf(domain.adminPort()));
+        environment.put("POSTGRESQL_JAR", Build.POSTGRESQL_DRIVER.toString());
+        environment.put("ARTEMIS_RAR", Build.RAR.toString());
+        environment.put("WAR", Build.WAR.toString());
+        PayaraServerDomain.Processes.run(List.of("server-config/setup-payara-server.sh"), environment);
+
+        await().atMost(PATIENCE).ignoreExceptions().untilAsserted(() -> {
+            HttpResponse<String> ready = HTTP.send(HttpRequest.newBuilder(server.uri("/health/ready")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(ready.statusCode()).isEqualTo(200);
+            assertThat(ready.body()).contains("payment-consumer");
+        });
+    }
+
+    @AfterAll
+    static void stopDomain() throws Exception {
+        if (domain != null) {
+            domain.close();
+        }
+    }
+
+    @Test
+    void eventsThroughTheBrokerAreAppliedOnceEach() throws Exception {
+        String account = "server-" + UUID.randomUUID().toString().substring(0, 8);
+        UUID repeated = UUID.randomUUID();
+        try (PaymentProducer producer = new PaymentProducer(settings)) {
+            for (int i = 0; i < 40; i++) {
+                producer.sendText(PaymentProducer.json(UUID.randomUUID(), account, 100));
+            }
+            for (int i = 0; i < 5; i++) {
+                producer.sendText(PaymentProducer.json(repeated, account, 7));
+            }
+        }
+
+        Ledger ledger = new Ledger(settings);
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(4007));
+        assertThat(AdminClient.anonymous(server).get("/admin/stats").statusCode()).isEqualTo(401);
+        assertThat(AdminClient.as(server, settings.get("ADMIN_USER"), settings.get("ADMIN_PASSWORD"))
+                .get("/admin/stats").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void passwordsAreStoredAsAliasesNotInDomainXml() throws Exception {
+        String domainXml = Files.readString(domain.domainXml());
+
+        assertThat(domainXml).contains("${ALIAS=payments-db-password}", "${ALIAS=payments-broker-password}");
+        assertThat(domainXml).doesNotContainPattern("(?i)name=\"password\" value=\"(?!\\$\\{ALIAS=)");
+    }
+
+    @Test
+    void theAdminConsoleListsTheApplicationAndItsResources() throws Exception {
+        Files.createDirectories(SCREENSHOTS);
+        WebDriver browser = chromium();
+        try {
+            String console = "http://127.0.0.1:" + domain.adminPort();
+            // The console is deployed on first use: the first requests answer 202 while it loads.
+            await().atMost(PATIENCE).pollInterval(Duration.ofSeconds(2)).ignoreExceptions().until(() -> {
+                browser.get(console + "/common/applications/applications.jsf");
+                return !mainTableRows(browser, "payment-consumer").isEmpty();
+            });
+            assertListed(browser, console + "/common/applications/applications.jsf", "payment-consumer", "applications");
+            assertListed(browser, console + "/jdbc/jdbcConnectionPools.jsf", "payments-pool", "jdbc-pools");
+            assertListed(browser, console + "/jdbc/jdbcResources.jsf", "jdbc/payments", "jdbc-resources");
+            assertListed(browser, console + "/jca/resourceAdapterConfigs.jsf", "artemis-ra", "resource-adapters");
+            assertListed(browser, console + "/jca/connectorConnectionPools.jsf", "payments-jms-pool", "connector-pools");
+            assertListed(browser, console + "/jca/connectorResources.jsf", "jms/paymentsConnectionFactory",
+                    "connector-resources");
+        } finally {
+            browser.quit();
+        }
+    }
+
+    private static void assertListed(WebDriver browser, String page, String name, String screenshot) throws Exception {
+        browser.get(page);
+        await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
+                .until(() -> !mainTableRows(browser, name).isEmpty());
+        Files.write(SCREENSHOTS.resolve(screenshot + ".png"),
+                ((TakesScreenshot) browser).getScreenshotAs(OutputType.BYTES));
+        assertThat(mainTableRows(browser, name)).as("%s lists %s", page, name).hasSize(1);
+    }
+
+    /**
+     * Rows of the page's main table (class Tbl_sun4; not the navigation tree) with a cell whose text is exactly
+     * {@code name}; the name column is a row header (th), the others are td.
+     */
+    private static List<?> mainTableRows(WebDriver browser, String name) {
+        return browser.findElements(By.xpath("//table[contains(concat(' ', @class, ' '), ' Tbl_sun4 ')]//tr[(td|th)"
+                + "[normalize-space(.)='" + name + "']]"));
+    }
+
+    private static WebDriver chromium() throws Exception {
+        Path profile = Files.createTempDirectory(Path.of("target"), "chromium-profile");
+        ChromeOptions options = new ChromeOptions();
+        options.setBinary("/usr/bin/chromium");
+        options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--window-size=1400,1000", "--user-data-dir=" + profile.toAbsolutePath());
+        ChromeDriverService service = new ChromeDriverService.Builder()
+                .usingDriverExecutable(Path.of("/usr/bin/chromedriver").toFile()).build();
+        return new ChromeDriver(service, options);
+    }
+}
