@@ -8,16 +8,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import javax.management.JMException;
-import javax.management.ObjectName;
 import org.idempotent.stack.BrokerProcess;
 import org.idempotent.stack.Build;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.FreePort;
 import org.idempotent.stack.InstanceMetrics;
 import org.idempotent.stack.PayaraMicroProcess;
-import org.idempotent.stack.RemoteJmx;
 import org.idempotent.stack.Settings;
 
 /**
@@ -126,22 +123,12 @@ final class FaultStack implements AutoCloseable {
 
     /** The same journal directory: what was persisted before the stop is there again. */
     void startBroker() {
-        broker = BrokerProcess.start(settings, false, RemoteJmx.jvmOptions(brokerJmxPort).toArray(String[]::new));
+        broker = BrokerProcess.startWithJmx(settings, false, brokerJmxPort);
     }
 
-    /**
-     * The broker's own count of the queue's messages not yet acknowledged: waiting, scheduled for redelivery, or
-     * delivered to a consumer that has not acknowledged them (a message stuck in delivery counts).
-     */
+    /** The broker's own count of the queue's messages not yet acknowledged (see {@link BrokerProcess#messageCount}). */
     long messageCount(String queue) throws IOException, JMException {
-        try (RemoteJmx jmx = RemoteJmx.connect(brokerJmxPort)) {
-            Set<ObjectName> names = jmx.names(new ObjectName(
-                    "org.apache.activemq.artemis:component=addresses,subcomponent=queues,queue=\"" + queue + "\",*"));
-            if (names.size() != 1) {
-                throw new IllegalStateException("queue " + queue + " not found once on the broker: " + names);
-            }
-            return (Long) jmx.attribute(names.iterator().next(), "MessageCount");
-        }
+        return broker.messageCount(queue);
     }
 
     void stopInstances() {

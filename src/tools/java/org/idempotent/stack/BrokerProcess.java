@@ -10,11 +10,15 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import javax.management.JMException;
+import javax.management.ObjectName;
 
 /** The {@link Broker} in a child JVM, so that it can be stopped, killed and restarted like a real one. */
 public final class BrokerProcess extends ChildProcess {
 
     private final Settings settings;
+    private int jmxPort;
 
     private BrokerProcess(Settings settings, Path dataDir, boolean showOutput, List<String> jvmOptions)
             throws IOException {
@@ -38,6 +42,31 @@ public final class BrokerProcess extends ChildProcess {
             return broker;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** With its platform MBean server open on {@code jmxPort} (loopback, no authentication), for {@link #messageCount}. */
+    public static BrokerProcess startWithJmx(Settings settings, boolean showOutput, int jmxPort) {
+        BrokerProcess broker = start(settings, showOutput, RemoteJmx.jvmOptions(jmxPort).toArray(String[]::new));
+        broker.jmxPort = jmxPort;
+        return broker;
+    }
+
+    /**
+     * The broker's own count of the queue's messages not yet acknowledged: waiting, scheduled for redelivery, or
+     * delivered to a consumer that has not acknowledged them (a message stuck in delivery counts).
+     */
+    public long messageCount(String queue) throws IOException, JMException {
+        if (jmxPort == 0) {
+            throw new IllegalStateException("started without JMX");
+        }
+        try (RemoteJmx jmx = RemoteJmx.connect(jmxPort)) {
+            Set<ObjectName> names = jmx.names(new ObjectName(
+                    "org.apache.activemq.artemis:component=addresses,subcomponent=queues,queue=\"" + queue + "\",*"));
+            if (names.size() != 1) {
+                throw new IllegalStateException("queue " + queue + " not found once on the broker: " + names);
+            }
+            return (Long) jmx.attribute(names.iterator().next(), "MessageCount");
         }
     }
 

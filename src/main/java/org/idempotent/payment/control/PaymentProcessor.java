@@ -31,7 +31,7 @@ public class PaymentProcessor {
      * Creates the account with its first payment, or adds to it unless this very event was the last one applied to
      * it. {@code IS DISTINCT FROM}, not {@code !=}: the latter is never true while last_event_id is NULL.
      */
-    static final String GUARDED_UPSERT = """
+    public static final String GUARDED_UPSERT = """
             INSERT INTO accounts (id, balance_cents, last_event_id, updated_at)
             VALUES (?1, ?2, ?3, now())
             ON CONFLICT (id) DO UPDATE

@@ -10,7 +10,7 @@ import javax.management.remote.JMXConnector;
 import javax.management.remote.JMXConnectorFactory;
 import javax.management.remote.JMXServiceURL;
 
-/** Reads MBeans of a child JVM over remote JMX, on a loopback port without authentication (tests only). */
+/** Reads MBeans of a child JVM over remote JMX, on a loopback port without authentication (tests and benchmarks). */
 public final class RemoteJmx implements AutoCloseable {
 
     private final JMXConnector connector;

@@ -1,0 +1,78 @@
+package org.idempotent.bench;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordedFrame;
+import jdk.jfr.consumer.RecordingFile;
+
+/**
+ * Where the Payara JVM spends its CPU during a run, from a JFR recording's execution samples: the share of samples
+ * by component (the package of the innermost frame that belongs to a known component) and the hottest methods.
+ */
+final class Profile {
+
+    private static final List<String[]> COMPONENTS = List.of(
+            new String[] {"org.idempotent.", "product code"},
+            new String[] {"org.postgresql.", "PostgreSQL JDBC driver"},
+            new String[] {"org.eclipse.persistence.", "EclipseLink"},
+            new String[] {"org.apache.activemq.", "Artemis client / RA"},
+            new String[] {"io.netty.", "Netty (Artemis transport)"},
+            new String[] {"org.eclipse.parsson.", "JSON parsing"},
+            new String[] {"com.sun.enterprise.resource.", "connection pools"},
+            new String[] {"com.sun.jts.", "JTA transactions"},
+            new String[] {"com.sun.ejb.", "EJB container"},
+            new String[] {"org.glassfish.", "Payara / GlassFish"},
+            new String[] {"fish.payara.", "Payara / GlassFish"},
+            new String[] {"com.sun.", "Payara / GlassFish"},
+            new String[] {"java.util.logging.", "logging"},
+            new String[] {"java.", "JDK"},
+            new String[] {"jdk.", "JDK"},
+            new String[] {"sun.", "JDK"});
+
+    private Profile() {}
+
+    static void summarize(Path recording) throws IOException {
+        Map<String, Integer> components = new HashMap<>();
+        Map<String, Integer> methods = new HashMap<>();
+        int samples = 0;
+        for (RecordedEvent event : RecordingFile.readAllEvents(recording)) {
+            if (!event.getEventType().getName().equals("jdk.ExecutionSample") || event.getStackTrace() == null) {
+                continue;
+            }
+            List<RecordedFrame> frames = event.getStackTrace().getFrames();
+            if (frames.isEmpty()) {
+                continue;
+            }
+            samples++;
+            RecordedFrame top = frames.get(0);
+            methods.merge(top.getMethod().getType().getName() + "." + top.getMethod().getName(), 1, Integer::sum);
+            components.merge(component(frames), 1, Integer::sum);
+        }
+        int total = samples;
+        System.out.printf("%nCPU profile of the Payara JVM (%d execution samples, %s)%n", total, recording);
+        System.out.println("  by component (innermost frame outside the JDK that belongs to one):");
+        components.entrySet().stream().sorted(Map.Entry.<String, Integer>comparingByValue().reversed())
+                .forEach(e -> System.out.printf(Locale.ROOT, "    %-28s %5.1f %%%n", e.getKey(), 100.0 * e.getValue() / total));
+        System.out.println("  hottest methods (innermost frame):");
+        methods.entrySet().stream().sorted(Map.Entry.<String, Integer>comparingByValue().reversed()).limit(15)
+                .forEach(e -> System.out.printf(Locale.ROOT, "    %5.1f %%  %s%n", 100.0 * e.getValue() / total, e.getKey()));
+    }
+
+    /** The first frame, from the top, that belongs to a component other than the JDK; else the JDK. */
+    private static String component(List<RecordedFrame> frames) {
+        for (RecordedFrame frame : frames) {
+            String type = frame.getMethod().getType().getName();
+            for (String[] component : COMPONENTS) {
+                if (type.startsWith(component[0]) && !component[1].equals("JDK")) {
+                    return component[1];
+                }
+            }
+        }
+        return "JDK";
+    }
+}

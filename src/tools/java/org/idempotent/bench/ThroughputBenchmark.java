@@ -1,0 +1,427 @@
+package org.idempotent.bench;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
+import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
+import org.idempotent.loadgen.PaymentProducer;
+import org.idempotent.payment.control.PaymentProcessor;
+import org.idempotent.stack.BrokerProcess;
+import org.idempotent.stack.Build;
+import org.idempotent.stack.Database;
+import org.idempotent.stack.PayaraMicroProcess;
+import org.idempotent.stack.Settings;
+import org.jboss.shrinkwrap.api.ShrinkWrap;
+import org.jboss.shrinkwrap.api.asset.StringAsset;
+import org.jboss.shrinkwrap.api.exporter.ZipExporter;
+import org.jboss.shrinkwrap.api.spec.WebArchive;
+
+/**
+ * The consumer against its physical ceilings, side by side in one run on one machine, with one broker configuration,
+ * one database and one seeded message set: {@code mvn -Pbench [-Dbench.args="..."]}.
+ *
+ * <ul>
+ *   <li>DB ceiling: the product's transaction (INSERT processed_events, rolled back on a unique violation, else the
+ *       guarded upsert) issued over JDBC by N threads;
+ *   <li>container ceiling: the deployed path with the database work switched off ({@link BenchShortcut} on
+ *       Payments.consume): the MDB receives, parses, validates and acknowledges;
+ *   <li>product: the full path at each concurrency (CONSUMER_MAX_SESSIONS);
+ *   <li>dedup off: the full path without the processed_events insert ({@link BenchShortcut} on
+ *       PaymentProcessor.apply), at the product's best concurrency;
+ *   <li>cost growth: the product at its best concurrency with 10,000,000 rows already in processed_events, once with
+ *       random (v4) and once with time-ordered (v7) event IDs.
+ * </ul>
+ *
+ * Every container run starts from a fresh database with the whole message set preloaded into the queue before Payara
+ * Micro starts, and is timed by the broker's own count of unacknowledged messages, from the first acknowledgement to
+ * the last. Every run checks the balances. Prints a table and the ratios; writes a CSV and a PNG chart to target/bench.
+ */
+public final class ThroughputBenchmark {
+
+    /** One measured run. */
+    record Result(String variant, int concurrency, int messages, double seconds, String check) {
+
+        double rate() {
+            return messages / seconds;
+        }
+    }
+
+    private static final Path OUT = Path.of("target", "bench");
+    /** Flyway logs every migration at INFO, once per run here; kept referenced so the level sticks. */
+    private static final java.util.logging.Logger FLYWAY = java.util.logging.Logger.getLogger("org.flywaydb");
+
+    private final Settings settings;
+    private final Map<String, String> options;
+    private final Messages v4;
+    private final List<Result> results = new ArrayList<>();
+    private BrokerProcess broker;
+
+    private ThroughputBenchmark(Settings settings, Map<String, String> options) {
+        this.settings = settings;
+        this.options = options;
+        this.v4 = Messages.generate(intOption("messages", 20_000), Double.parseDouble(options.getOrDefault("duplicates",
+                "0.2")), intOption("accounts", 1000), Long.parseLong(options.getOrDefault("seed", "42")), false);
+    }
+
+    public static void main(String[] args) throws Exception {
+        FLYWAY.setLevel(java.util.logging.Level.WARNING);
+        Map<String, String> options = options(args);
+        Settings settings = Settings.fromEnvironment()
+                .with("DB_NAME", "payments_bench")
+                .with("PAYMENTS_QUEUE", "payments")
+                .with("BROKER_PORT", String.valueOf(freePort()))
+                .with("HTTP_PORT", String.valueOf(freePort()))
+                .with("DB_POOL_MAX", "24")
+                .with("STACK_DIR", OUT.resolve("stack").toAbsolutePath().toString());
+        new ThroughputBenchmark(settings, options).run();
+    }
+
+    private void run() throws Exception {
+        Files.createDirectories(settings.stackDir());
+        Files.deleteIfExists(OUT.resolve("product.jfr"));
+        int[] concurrency = Arrays.stream(options.getOrDefault("concurrency", "1,2,4,8,16").split(","))
+                .mapToInt(Integer::parseInt).toArray();
+        System.out.printf("Message set: %d messages, %d distinct events, %d accounts, seed %s%n", v4.all().size(),
+                v4.distinctCount(), v4.expected().size(), options.getOrDefault("seed", "42"));
+        broker = BrokerProcess.startWithJmx(settings.with("STACK_DIR", settings.stackDir().resolve("broker-run")
+                .toString()), false, freePort());
+        try {
+            for (int n : concurrency) {
+                results.add(dbCeiling(n));
+            }
+            Path shortcutWar = benchWar("Payments", "consume");
+            Path dedupOffWar = benchWar("PaymentProcessor", "apply");
+            for (int n : concurrency) {
+                results.add(container("container ceiling", n, shortcutWar, v4, false));
+            }
+            for (int n : concurrency) {
+                results.add(container("product", n, Build.WAR, v4, false));
+            }
+            int best = best("product").concurrency();
+            results.add(container("dedup off", best, dedupOffWar, v4, false));
+            if (!options.containsKey("skip-big")) {
+                long rows = Long.parseLong(options.getOrDefault("big-rows", "10000000"));
+                results.add(container("product, 10M rows, v4 IDs", best, Build.WAR, v4, true, rows));
+                Messages v7 = Messages.generate(v4.all().size(), Double.parseDouble(options.getOrDefault("duplicates",
+                        "0.2")), v4.expected().size(), Long.parseLong(options.getOrDefault("seed", "42")), true);
+                results.add(container("product, 10M rows, v7 IDs", best, Build.WAR, v7, true, rows));
+            }
+        } finally {
+            broker.stop(Duration.ofSeconds(30));
+        }
+        report();
+    }
+
+    private Result dbCeiling(int threads) throws Exception {
+        freshSchema();
+        AtomicInteger next = new AtomicInteger();
+        List<Messages.Event> all = v4.all();
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        long start = System.nanoTime();
+        List<Future<?>> done = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            done.add(pool.submit(() -> {
+                try (Connection db = Database.connect(settings);
+                        PreparedStatement insert = db.prepareStatement(
+                                "INSERT INTO processed_events (event_id, fingerprint) VALUES (?, ?)");
+                        PreparedStatement upsert = db.prepareStatement(
+                                PaymentProcessor.GUARDED_UPSERT.replace("?1", "?").replace("?2", "?").replace("?3", "?"))) {
+                    db.setAutoCommit(false);
+                    for (int i = next.getAndIncrement(); i < all.size(); i = next.getAndIncrement()) {
+                        Messages.Event e = all.get(i);
+                        try {
+                            insert.setObject(1, e.id());
+                            insert.setBytes(2, e.fingerprint());
+                            insert.executeUpdate();
+                        } catch (SQLException duplicate) {
+                            if (!"23505".equals(duplicate.getSQLState())) {
+                                throw duplicate;
+                            }
+                            db.rollback();
+                            continue;
+                        }
+                        upsert.setString(1, e.account());
+                        upsert.setLong(2, e.amountCents());
+                        upsert.setObject(3, e.id());
+                        upsert.executeUpdate();
+                        db.commit();
+                    }
+                }
+                return null;
+            }));
+        }
+        for (Future<?> f : done) {
+            f.get();
+        }
+        pool.shutdown();
+        double seconds = (System.nanoTime() - start) / 1e9;
+        return print(new Result("DB ceiling (JDBC)", threads, all.size(), seconds, checkBalances(v4)));
+    }
+
+    private Result container(String variant, int sessions, Path war, Messages messages, boolean big) throws Exception {
+        return container(variant, sessions, war, messages, big, 0);
+    }
+
+    private Result container(String variant, int sessions, Path war, Messages messages, boolean big, long bigRows)
+            throws Exception {
+        freshSchema();
+        if (big) {
+            prefill(bigRows);
+        }
+        preload(messages);
+        Settings instance = settings.with("CONSUMER_MAX_SESSIONS", String.valueOf(sessions));
+        List<String> jvm = new ArrayList<>();
+        if (options.containsKey("jfr") && variant.equals("product") && sessions == intOption("jfr", 8)) {
+            jvm.add("-XX:StartFlightRecording=filename=" + OUT.resolve("product.jfr").toAbsolutePath() + ",settings=profile,dumponexit=true");
+        }
+        try (PayaraMicroProcess micro = PayaraMicroProcess.start("bench-" + sessions, instance, war, false,
+                jvm.toArray(String[]::new))) {
+            long total = messages.all().size();
+            long first = 0;
+            long last;
+            long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
+            while (true) {
+                long waiting = broker.messageCount(settings.get("PAYMENTS_QUEUE"));
+                long now = System.nanoTime();
+                if (first == 0 && waiting < total) {
+                    first = now;
+                }
+                if (waiting == 0) {
+                    last = now;
+                    break;
+                }
+                if (now > deadline) {
+                    throw new IllegalStateException(variant + ": " + waiting + " messages still waiting; see " + micro.log());
+                }
+                Thread.sleep(20);
+            }
+            String check = switch (variant) {
+                case "container ceiling" -> accounts() == 0 ? "no database effect" : "WRONG: database touched";
+                case "dedup off" -> "not checked: without dedup duplicates are applied twice";
+                default -> checkBalances(messages);
+            };
+            return print(new Result(variant, sessions, (int) total, (last - first) / 1e9, check));
+        }
+    }
+
+    /** A copy of the product WAR with {@link BenchShortcut} bound to one method of one bean. */
+    private Path benchWar(String ejb, String method) {
+        Path war = settings.stackDir().resolve("bench-" + ejb + ".war");
+        String ejbJar = """
+                <ejb-jar xmlns="https://jakarta.ee/xml/ns/jakartaee" version="4.0">
+                    <interceptors><interceptor><interceptor-class>%1$s</interceptor-class></interceptor></interceptors>
+                    <assembly-descriptor>
+                        <interceptor-binding>
+                            <ejb-name>%2$s</ejb-name>
+                            <interceptor-class>%1$s</interceptor-class>
+                            <method><method-name>%3$s</method-name></method>
+                        </interceptor-binding>
+                    </assembly-descriptor>
+                </ejb-jar>""".formatted(BenchShortcut.class.getName(), ejb, method);
+        ShrinkWrap.createFromZipFile(WebArchive.class, Build.WAR.toFile())
+                .addClass(BenchShortcut.class)
+                .addAsWebInfResource(new StringAsset(ejbJar), "ejb-jar.xml")
+                .as(ZipExporter.class)
+                .exportTo(war.toFile(), true);
+        return war;
+    }
+
+    private void freshSchema() throws SQLException {
+        Database.recreate(settings);
+        FluentConfiguration flyway = Flyway.configure(ThroughputBenchmark.class.getClassLoader())
+                .dataSource(settings.jdbcUrl(), settings.get("DB_USER"), settings.get("DB_PASSWORD"))
+                .locations("classpath:db/migration");
+        flyway.getConfigurationExtension(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
+        flyway.load().migrate();
+    }
+
+    /** Dedup records of a long busy past: random (v4) IDs spread over the last 10 days. */
+    private void prefill(long rows) throws SQLException {
+        long start = System.nanoTime();
+        try (Connection db = Database.connect(settings); Statement sql = db.createStatement()) {
+            sql.execute("INSERT INTO processed_events (event_id, processed_at) SELECT gen_random_uuid(), "
+                    + "now() - random() * interval '10 days' FROM generate_series(1, " + rows + ")");
+            sql.execute("VACUUM ANALYZE processed_events");
+        }
+        System.out.printf("  (prefilled %,d rows in %.0f s)%n", rows, (System.nanoTime() - start) / 1e9);
+    }
+
+    private void preload(Messages messages) throws Exception {
+        List<Messages.Event> all = messages.all();
+        try (PaymentProducer producer = new PaymentProducer(settings, settings.get("PAYMENTS_QUEUE"), true)) {
+            for (int i = 0; i < all.size(); i++) {
+                Messages.Event e = all.get(i);
+                producer.sendText(PaymentProducer.json(e.id(), e.account(), e.amountCents()));
+                if (i % 500 == 499) {
+                    producer.commit();
+                }
+            }
+            producer.commit();
+        }
+        long waiting = broker.messageCount(settings.get("PAYMENTS_QUEUE"));
+        if (waiting != all.size()) {
+            throw new IllegalStateException("preloaded " + waiting + " messages, expected " + all.size());
+        }
+    }
+
+    private String checkBalances(Messages messages) throws SQLException {
+        Map<String, Long> actual = new HashMap<>();
+        try (Connection db = Database.connect(settings);
+                PreparedStatement query = db.prepareStatement("SELECT id, balance_cents FROM accounts");
+                ResultSet rows = query.executeQuery()) {
+            while (rows.next()) {
+                actual.put(rows.getString(1), rows.getLong(2));
+            }
+        }
+        if (!actual.equals(messages.expected())) {
+            throw new IllegalStateException("balances WRONG: " + actual.size() + " accounts, expected "
+                    + messages.expected().size());
+        }
+        return "balances exact";
+    }
+
+    private long accounts() throws SQLException {
+        try (Connection db = Database.connect(settings);
+                PreparedStatement query = db.prepareStatement("SELECT count(*) FROM accounts");
+                ResultSet row = query.executeQuery()) {
+            row.next();
+            return row.getLong(1);
+        }
+    }
+
+    private static Result print(Result r) {
+        System.out.printf(Locale.ROOT, "  %-28s %3d  %6d msgs %7.2f s %8.0f msg/s  %s%n", r.variant(), r.concurrency(),
+                r.messages(), r.seconds(), r.rate(), r.check());
+        return r;
+    }
+
+    private Result best(String variant) {
+        return results.stream().filter(r -> r.variant().equals(variant))
+                .max((a, b) -> Double.compare(a.rate(), b.rate())).orElseThrow();
+    }
+
+    private void report() throws IOException {
+        Files.createDirectories(OUT);
+        StringBuilder csv = new StringBuilder("variant,concurrency,messages,seconds,messages_per_second,check\n");
+        System.out.printf("%n%-30s %5s %12s%n", "variant", "N", "messages/s");
+        for (Result r : results) {
+            System.out.printf(Locale.ROOT, "%-30s %5d %12.0f%n", r.variant(), r.concurrency(), r.rate());
+            csv.append(String.format(Locale.ROOT, "%s,%d,%d,%.3f,%.1f,%s%n", r.variant(), r.concurrency(),
+                    r.messages(), r.seconds(), r.rate(), r.check()));
+        }
+        Files.writeString(OUT.resolve("throughput.csv"), csv);
+        Result db = best("DB ceiling (JDBC)");
+        Result product = best("product");
+        Result container = best("container ceiling");
+        Map<String, double[]> ratios = new LinkedHashMap<>();
+        ratios.put("product / DB ceiling", new double[] {product.rate() / db.rate(), 0.30});
+        ratios.put("container ceiling / DB ceiling", new double[] {container.rate() / db.rate(), 0.50});
+        results.stream().filter(r -> r.variant().equals("dedup off")).findFirst().ifPresent(off ->
+                ratios.put("dedup on / dedup off", new double[] {rateAt("product", off.concurrency()) / off.rate(), 0.85}));
+        results.stream().filter(r -> r.variant().startsWith("product, 10M rows")).forEach(big ->
+                ratios.put(big.variant().substring(9) + " / empty",
+                        new double[] {big.rate() / rateAt("product", big.concurrency()), 0.80}));
+        System.out.printf("%nRatios (best concurrency: product N=%d, DB ceiling N=%d, container N=%d)%n",
+                product.concurrency(), db.concurrency(), container.concurrency());
+        ratios.forEach((name, value) -> System.out.printf(Locale.ROOT, "  %-32s %5.2f   target >= %.2f  %s%n", name,
+                value[0], value[1], value[0] >= value[1] ? "met" : "MISSED"));
+        Chart.write(results, OUT.resolve("throughput.png"));
+        if (Files.exists(OUT.resolve("product.jfr"))) {
+            Profile.summarize(OUT.resolve("product.jfr"));
+        }
+        System.out.println("\nWrote " + OUT.resolve("throughput.csv") + " and " + OUT.resolve("throughput.png"));
+    }
+
+    private double rateAt(String variant, int concurrency) {
+        return results.stream().filter(r -> r.variant().equals(variant) && r.concurrency() == concurrency)
+                .findFirst().orElseThrow().rate();
+    }
+
+    private int intOption(String name, int fallback) {
+        return Integer.parseInt(options.getOrDefault(name, String.valueOf(fallback)));
+    }
+
+    private static int freePort() {
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private static Map<String, String> options(String[] args) {
+        Map<String, String> options = new HashMap<>();
+        for (int i = 0; i < args.length; i++) {
+            if (!args[i].startsWith("--")) {
+                throw new IllegalArgumentException("usage: --messages N --duplicates F --accounts N --seed N "
+                        + "--concurrency 1,2,4,8,16 --big-rows N --skip-big true --jfr N");
+            }
+            options.put(args[i].substring(2), i + 1 < args.length && !args[i + 1].startsWith("--") ? args[++i] : "true");
+        }
+        return options;
+    }
+
+    /** The seeded message set: distinct events plus copies, shuffled; v4 or time-ordered v7 IDs. */
+    record Messages(List<Event> all, int distinctCount, Map<String, Long> expected) {
+
+        record Event(UUID id, String account, long amountCents) {
+
+            byte[] fingerprint() {
+                return new org.idempotent.payment.entity.PaymentEvent(id, account, amountCents).fingerprint();
+            }
+        }
+
+        static Messages generate(int count, double duplicates, int accounts, long seed, boolean timeOrdered) {
+            Random random = new Random(seed);
+            int distinctCount = (int) Math.round(count * (1 - duplicates));
+            long millis = System.currentTimeMillis();
+            List<Event> distinct = new ArrayList<>();
+            for (int i = 0; i < distinctCount; i++) {
+                UUID id = timeOrdered ? uuid7(millis + i / 10, random) : uuid4(random);
+                distinct.add(new Event(id, "bench-" + random.nextInt(accounts), 1 + random.nextInt(100_000)));
+            }
+            List<Event> all = new ArrayList<>(distinct);
+            while (all.size() < count) {
+                all.add(distinct.get(random.nextInt(distinct.size())));
+            }
+            java.util.Collections.shuffle(all, random);
+            Map<String, Long> expected = new HashMap<>();
+            distinct.forEach(e -> expected.merge(e.account(), e.amountCents(), Long::sum));
+            return new Messages(List.copyOf(all), distinctCount, expected);
+        }
+
+        private static UUID uuid4(Random random) {
+            long msb = (random.nextLong() & ~0xF000L) | 0x4000L;
+            long lsb = (random.nextLong() & 0x3FFFFFFFFFFFFFFFL) | 0x8000000000000000L;
+            return new UUID(msb, lsb);
+        }
+
+        /** RFC 9562 version 7: 48-bit Unix milliseconds first, so IDs of one period sort together. */
+        private static UUID uuid7(long millis, Random random) {
+            long msb = (millis << 16) | 0x7000L | (random.nextInt() & 0x0FFF);
+            long lsb = (random.nextLong() & 0x3FFFFFFFFFFFFFFFL) | 0x8000000000000000L;
+            return new UUID(msb, lsb);
+        }
+    }
+}
