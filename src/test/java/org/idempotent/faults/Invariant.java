@@ -138,7 +138,7 @@ final class Invariant {
             var queue = session.createQueue(settings.get("DEAD_LETTER_QUEUE"));
             int available;
             try (QueueBrowser browser = session.createBrowser(queue)) {
-                available = Collections.list(browser.getEnumeration()).size();
+                available = Collections.list((java.util.Enumeration<?>) browser.getEnumeration()).size();
             }
             try (MessageConsumer consumer = session.createConsumer(queue)) {
                 for (int i = 0; i < available; i++) {

@@ -2,6 +2,7 @@ package org.idempotent.bench;
 
 import java.io.IOException;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -36,12 +37,14 @@ final class Profile {
 
     private Profile() {}
 
-    static void summarize(Path recording) throws IOException {
+    /** Only the samples taken between {@code from} and {@code to}: the measured window, not the server's start. */
+    static void summarize(Path recording, Instant from, Instant to) throws IOException {
         Map<String, Integer> components = new HashMap<>();
         Map<String, Integer> methods = new HashMap<>();
         int samples = 0;
         for (RecordedEvent event : RecordingFile.readAllEvents(recording)) {
-            if (!event.getEventType().getName().equals("jdk.ExecutionSample") || event.getStackTrace() == null) {
+            if (!event.getEventType().getName().equals("jdk.ExecutionSample") || event.getStackTrace() == null
+                    || event.getStartTime().isBefore(from) || event.getStartTime().isAfter(to)) {
                 continue;
             }
             List<RecordedFrame> frames = event.getStackTrace().getFrames();
@@ -54,7 +57,8 @@ final class Profile {
             components.merge(component(frames), 1, Integer::sum);
         }
         int total = samples;
-        System.out.printf("%nCPU profile of the Payara JVM (%d execution samples, %s)%n", total, recording);
+        System.out.printf("%nCPU profile of the Payara JVM while it consumed (%d execution samples, %s)%n", total,
+                recording);
         System.out.println("  by component (innermost frame outside the JDK that belongs to one):");
         components.entrySet().stream().sorted(Map.Entry.<String, Integer>comparingByValue().reversed())
                 .forEach(e -> System.out.printf(Locale.ROOT, "    %-28s %5.1f %%%n", e.getKey(), 100.0 * e.getValue() / total));
