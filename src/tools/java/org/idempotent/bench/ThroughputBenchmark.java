@@ -45,8 +45,8 @@ import org.jboss.shrinkwrap.api.spec.WebArchive;
  * <ul>
  *   <li>DB ceiling: the product's transaction (INSERT processed_events, rolled back on a unique violation, else the
  *       guarded upsert) issued over JDBC by N threads;
- *   <li>container ceiling: the deployed path with the database work switched off ({@link BenchShortcut} on
- *       Payments.consume): the MDB receives, parses, validates and acknowledges;
+ *   <li>container ceiling: the deployed path with the database work switched off ({@link BenchShortcut} on the
+ *       consumer's onMessage): the MDB receives, parses, validates and acknowledges;
  *   <li>product: the full path at each concurrency (CONSUMER_MAX_SESSIONS);
  *   <li>dedup off: the full path without the processed_events insert ({@link BenchShortcut} on
  *       PaymentProcessor.apply), at the product's best concurrency;
@@ -117,7 +117,7 @@ public final class ThroughputBenchmark {
                 }
             }
             if (runs("container")) {
-                Path shortcutWar = benchWar("Payments", "consume");
+                Path shortcutWar = benchWar("PaymentConsumer", "onMessage");
                 for (int n : concurrency) {
                     results.add(container("container ceiling", n, shortcutWar, v4, false));
                 }

@@ -51,7 +51,7 @@ public class PaymentConsumer implements MessageListener {
     @EJB
     SchemaMigration schema;
 
-    @EJB
+    @Inject
     Payments payments;
 
     @Inject

@@ -1,9 +1,7 @@
 package org.idempotent.payment.control;
 
 import jakarta.ejb.EJB;
-import jakarta.ejb.Stateless;
-import jakarta.ejb.TransactionAttribute;
-import jakarta.ejb.TransactionAttributeType;
+import jakarta.enterprise.context.ApplicationScoped;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HexFormat;
@@ -13,10 +11,10 @@ import org.idempotent.payment.entity.PaymentEvent;
 /**
  * The one call the consumer makes per event: applies it, and if it is a duplicate, tells a true duplicate from a
  * producer that reused the ID for a different payment. No transaction of its own: {@link PaymentProcessor#apply} has
- * committed or rolled back before the original record is read, so the read cannot widen the race.
+ * committed or rolled back before the original record is read, so the read cannot widen the race. A plain CDI bean,
+ * not an EJB: it needs no transaction, so it should not cost a container invocation per message.
  */
-@Stateless
-@TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
+@ApplicationScoped
 public class Payments {
 
     /**
