@@ -211,18 +211,21 @@ public final class ThroughputBenchmark {
             long total = messages.all().size();
             long first = 0;
             long last;
+            double[] cpuAtFirst = null;
             long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
             while (true) {
                 long waiting = broker.messageCount(settings.get("PAYMENTS_QUEUE"));
                 long now = System.nanoTime();
                 if (first == 0 && waiting < total) {
                     first = now;
+                    cpuAtFirst = cpu(micro);
                     if (profiled) {
                         profiledFrom = Instant.now();
                     }
                 }
                 if (waiting == 0) {
                     last = now;
+                    printCpu(cpuAtFirst, cpu(micro), total);
                     if (profiled) {
                         profiledTo = Instant.now();
                     }
@@ -240,6 +243,17 @@ public final class ThroughputBenchmark {
             };
             return print(new Result(variant, sessions, (int) total, (last - first) / 1e9, check));
         }
+    }
+
+    /** CPU milliseconds so far of Payara, the broker and PostgreSQL. */
+    private double[] cpu(PayaraMicroProcess micro) {
+        return new double[] {CpuTime.ofProcess(micro.pid()), CpuTime.ofProcess(broker.pid()), CpuTime.ofPostgres()};
+    }
+
+    /** Where the machine's CPU went during the measured window, per message. */
+    private static void printCpu(double[] from, double[] to, long messages) {
+        System.out.printf(Locale.ROOT, "    CPU per message: Payara %.2f ms, broker %.2f ms, PostgreSQL %.2f ms%n",
+                (to[0] - from[0]) / messages, (to[1] - from[1]) / messages, (to[2] - from[2]) / messages);
     }
 
     /** A copy of the product WAR with {@link BenchShortcut} bound to one method of one bean. */

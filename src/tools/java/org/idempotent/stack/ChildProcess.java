@@ -38,6 +38,10 @@ public class ChildProcess implements AutoCloseable {
         return name;
     }
 
+    public long pid() {
+        return process.pid();
+    }
+
     public Path log() {
         return log;
     }
