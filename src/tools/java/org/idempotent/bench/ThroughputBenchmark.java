@@ -201,6 +201,9 @@ public final class ThroughputBenchmark {
         preload(messages);
         Settings instance = settings.with("CONSUMER_MAX_SESSIONS", String.valueOf(sessions));
         List<String> jvm = new ArrayList<>();
+        if (options.containsKey("payara-jvm")) {
+            jvm.addAll(List.of(options.get("payara-jvm").split(" ")));
+        }
         boolean profiled = options.containsKey("jfr") && variant.equals("product") && sessions == intOption("jfr", 8);
         if (profiled) {
             jvm.add("-XX:StartFlightRecording=filename=" + OUT.resolve("product.jfr").toAbsolutePath()
@@ -421,7 +424,8 @@ public final class ThroughputBenchmark {
         for (int i = 0; i < args.length; i++) {
             if (!args[i].startsWith("--")) {
                 throw new IllegalArgumentException("usage: --messages N --duplicates F --accounts N --seed N "
-                        + "--concurrency 1,2,4,8,16 --big-rows N --skip-big --only db,container,dedup-off,big --jfr N");
+                        + "--concurrency 1,2,4,8,16 --big-rows N --skip-big --only db,container,dedup-off,big --jfr N "
+                        + "--payara-jvm \"-XX:... -XX:...\"");
             }
             options.put(args[i].substring(2), i + 1 < args.length && !args[i + 1].startsWith("--") ? args[++i] : "true");
         }

