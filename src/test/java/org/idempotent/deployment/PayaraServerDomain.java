@@ -9,8 +9,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
+import org.idempotent.stack.Commands;
 
 /**
  * A Payara Server domain of its own, under target/, created and started with the distribution's asadmin on a port
@@ -34,12 +33,12 @@ final class PayaraServerDomain implements AutoCloseable {
     }
 
     /** Creates the domain in {@code domainDir} (emptied first) and starts it. */
-    static PayaraServerDomain createAndStart(Path installation, Path domainDir) throws IOException, InterruptedException {
+    static PayaraServerDomain createAndStart(Path installation, Path domainDir) throws IOException {
         Path asadmin = installation.resolve("bin").resolve("asadmin");
         if (!Files.isExecutable(asadmin)) {
             throw new IllegalStateException("no Payara Server at " + installation + " (mvn pre-integration-test unpacks it)");
         }
-        deleteRecursively(domainDir);
+        Commands.deleteRecursively(domainDir);
         Files.createDirectories(domainDir);
         PayaraServerDomain domain = new PayaraServerDomain(asadmin, domainDir, freePortBase());
         domain.run("create-domain", "--nopassword", "--portbase", String.valueOf(domain.portBase),
@@ -73,7 +72,7 @@ final class PayaraServerDomain implements AutoCloseable {
      * Runs asadmin in a clean environment (PATH, HOME, JAVA_HOME only), so that the server it starts does not inherit
      * the test run's settings: MicroProfile Config reads environment variables before the domain's own values.
      */
-    String run(String... arguments) throws IOException, InterruptedException {
+    String run(String... arguments) {
         List<String> command = new ArrayList<>();
         command.add(asadmin.toString());
         command.addAll(List.of(arguments));
@@ -82,7 +81,7 @@ final class PayaraServerDomain implements AutoCloseable {
             clean.put(name, System.getenv().getOrDefault(name, ""));
         }
         clean.put("JAVA_HOME", System.getProperty("java.home"));
-        return Processes.run(command, clean, true);
+        return Commands.run(command, clean, true);
     }
 
     @Override
@@ -114,42 +113,5 @@ final class PayaraServerDomain implements AutoCloseable {
             }
         }
         return true;
-    }
-
-    private static void deleteRecursively(Path dir) throws IOException {
-        if (Files.exists(dir)) {
-            try (Stream<Path> paths = Files.walk(dir)) {
-                for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    Files.delete(path);
-                }
-            }
-        }
-    }
-
-    /** A command run to completion, its output captured. */
-    static final class Processes {
-
-        private Processes() {}
-
-        /** With the test run's environment plus {@code environment}. */
-        static String run(List<String> command, Map<String, String> environment)
-                throws IOException, InterruptedException {
-            return run(command, environment, false);
-        }
-
-        static String run(List<String> command, Map<String, String> environment, boolean clean)
-                throws IOException, InterruptedException {
-            ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
-            if (clean) {
-                builder.environment().clear();
-            }
-            builder.environment().putAll(environment);
-            Process process = builder.start();
-            String output = new String(process.getInputStream().readAllBytes());
-            if (!process.waitFor(10, TimeUnit.MINUTES) || process.exitValue() != 0) {
-                throw new IllegalStateException(String.join(" ", command) + " failed:\n" + output);
-            }
-            return output;
-        }
     }
 }

@@ -17,6 +17,7 @@ import java.util.UUID;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.stack.AdminClient;
 import org.idempotent.stack.Build;
+import org.idempotent.stack.Commands;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.Ledger;
 import org.idempotent.stack.PayaraInstance;
@@ -63,7 +64,7 @@ class PayaraServerIT {
         environment.put("POSTGRESQL_JAR", Build.POSTGRESQL_DRIVER.toString());
         environment.put("ARTEMIS_RAR", Build.RAR.toString());
         environment.put("WAR", Build.WAR.toString());
-        PayaraServerDomain.Processes.run(List.of("server-config/setup-payara-server.sh"), environment);
+        Commands.run(List.of("server-config/setup-payara-server.sh"), environment);
 
         await().atMost(PATIENCE).ignoreExceptions().untilAsserted(() -> {
             HttpResponse<String> ready = HTTP.send(HttpRequest.newBuilder(server.uri("/health/ready")).build(),

@@ -3,8 +3,7 @@ package org.idempotent.stack;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.util.Map;
 import java.util.stream.Stream;
 
 /**
@@ -24,22 +23,8 @@ public final class PostgresServer {
     }
 
     private static void pgCtlCluster(String... action) {
-        String version = clusterVersion();
-        List<String> command = Stream.concat(
-                        Stream.of("pg_ctlcluster", "--skip-systemctl-redirect", version, "main"), Stream.of(action))
-                .toList();
-        try {
-            Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
-            String output = new String(process.getInputStream().readAllBytes());
-            if (!process.waitFor(60, TimeUnit.SECONDS) || process.exitValue() != 0) {
-                throw new IllegalStateException(String.join(" ", command) + " failed: " + output);
-            }
-        } catch (IOException e) {
-            throw new IllegalStateException(String.join(" ", command) + " could not run", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        }
+        Commands.run(Stream.concat(Stream.of("pg_ctlcluster", "--skip-systemctl-redirect", clusterVersion(), "main"),
+                Stream.of(action)).toList(), Map.of());
     }
 
     private static String clusterVersion() {

@@ -3,11 +3,8 @@ package org.idempotent.stack;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.Comparator;
-import java.util.stream.Stream;
 import org.junit.platform.engine.support.descriptor.ClassSource;
 import org.junit.platform.launcher.TestExecutionListener;
 import org.junit.platform.launcher.TestIdentifier;
@@ -29,7 +26,7 @@ public class StackListener implements TestExecutionListener {
         Settings settings = Settings.fromEnvironment();
         try {
             Database.ensureExists(settings);
-            deleteRecursively(settings.stackDir());
+            Commands.deleteRecursively(settings.stackDir());
             Files.createDirectories(settings.stackDir());
             PayaraMicroProcess.adminPasswordFile(settings.stackDir(), settings);
         } catch (SQLException e) {
@@ -54,16 +51,5 @@ public class StackListener implements TestExecutionListener {
                 .map(TestIdentifier::getSource)
                 .flatMap(java.util.Optional::stream)
                 .anyMatch(source -> source instanceof ClassSource c && c.getClassName().endsWith("IT"));
-    }
-
-    static void deleteRecursively(Path dir) throws IOException {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.delete(path);
-            }
-        }
     }
 }

@@ -31,6 +31,7 @@ import org.idempotent.payment.control.PaymentProcessor;
 import org.idempotent.stack.BrokerProcess;
 import org.idempotent.stack.Build;
 import org.idempotent.stack.Database;
+import org.idempotent.stack.FreePort;
 import org.idempotent.stack.PayaraMicroProcess;
 import org.idempotent.stack.Settings;
 import org.jboss.shrinkwrap.api.ShrinkWrap;
@@ -94,8 +95,8 @@ public final class ThroughputBenchmark {
         Settings settings = Settings.fromEnvironment()
                 .with("DB_NAME", "payments_bench")
                 .with("PAYMENTS_QUEUE", "payments")
-                .with("BROKER_PORT", String.valueOf(freePort()))
-                .with("HTTP_PORT", String.valueOf(freePort()))
+                .with("BROKER_PORT", String.valueOf(FreePort.find()))
+                .with("HTTP_PORT", String.valueOf(FreePort.find()))
                 .with("DB_POOL_MAX", "24")
                 .with("STACK_DIR", OUT.resolve("stack").toAbsolutePath().toString());
         new ThroughputBenchmark(settings, options).run();
@@ -109,7 +110,7 @@ public final class ThroughputBenchmark {
         System.out.printf("Message set: %d messages, %d distinct events, %d accounts, seed %s%n", v4.all().size(),
                 v4.distinctCount(), v4.expected().size(), options.getOrDefault("seed", "42"));
         broker = BrokerProcess.startWithJmx(settings.with("STACK_DIR", settings.stackDir().resolve("broker-run")
-                .toString()), false, freePort());
+                .toString()), false, FreePort.find());
         try {
             if (runs("db")) {
                 for (int n : concurrency) {
@@ -409,14 +410,6 @@ public final class ThroughputBenchmark {
 
     private int intOption(String name, int fallback) {
         return Integer.parseInt(options.getOrDefault(name, String.valueOf(fallback)));
-    }
-
-    private static int freePort() {
-        try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
     }
 
     private static Map<String, String> options(String[] args) {

@@ -14,6 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import org.eclipse.microprofile.metrics.Counter;
 import org.eclipse.microprofile.metrics.Histogram;
 import org.eclipse.microprofile.metrics.MetricRegistry;
+import org.eclipse.microprofile.metrics.Snapshot;
 import org.eclipse.microprofile.metrics.Tag;
 import org.eclipse.microprofile.metrics.Timer;
 import org.idempotent.payment.entity.Outcome;
@@ -87,7 +88,8 @@ public class PaymentMetrics {
     public Totals totals() {
         Map<String, Long> messages = new LinkedHashMap<>();
         counters.forEach((outcome, counter) -> messages.put(outcome.name().toLowerCase(), counter.getCount()));
-        return new Totals(messages, processing.getCount(), processing.getSnapshot().getMean() / 1e6,
-                processing.getSnapshot().getMax() / 1e6, duplicateAge.getCount(), duplicateAge.getSnapshot().getMax());
+        Snapshot times = processing.getSnapshot();
+        return new Totals(messages, processing.getCount(), times.getMean() / 1e6, times.getMax() / 1e6,
+                duplicateAge.getCount(), duplicateAge.getSnapshot().getMax());
     }
 }

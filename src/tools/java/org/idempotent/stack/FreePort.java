@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 
+/** A TCP port nothing listens on right now, for a child process of the tests or the benchmarks. */
 public final class FreePort {
 
     private FreePort() {}
