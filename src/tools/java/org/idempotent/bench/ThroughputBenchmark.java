@@ -10,6 +10,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
@@ -30,6 +31,7 @@ import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.payment.control.PaymentProcessor;
 import org.idempotent.stack.BrokerProcess;
 import org.idempotent.stack.Build;
+import org.idempotent.stack.Commands;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.FreePort;
 import org.idempotent.stack.PayaraMicroProcess;
@@ -79,6 +81,8 @@ public final class ThroughputBenchmark {
     private final List<Result> results = new ArrayList<>();
     private BrokerProcess broker;
     /** The measured window of the profiled run. */
+    private static final String COLD = ", cold start";
+
     private Instant profiledFrom;
     private Instant profiledTo;
 
@@ -109,8 +113,10 @@ public final class ThroughputBenchmark {
                 .mapToInt(Integer::parseInt).toArray();
         System.out.printf("Message set: %d messages, %d distinct events, %d accounts, seed %s%n", v4.all().size(),
                 v4.distinctCount(), v4.expected().size(), options.getOrDefault("seed", "42"));
-        broker = BrokerProcess.startWithJmx(settings.with("STACK_DIR", settings.stackDir().resolve("broker-run")
-                .toString()), false, FreePort.find());
+        // An interrupted earlier run leaves its messages in the journal: every run starts with an empty broker.
+        Path brokerDir = settings.stackDir().resolve("broker-run");
+        Commands.deleteRecursively(brokerDir);
+        broker = BrokerProcess.startWithJmx(settings.with("STACK_DIR", brokerDir.toString()), false, FreePort.find());
         try {
             if (runs("db")) {
                 for (int n : concurrency) {
@@ -120,22 +126,22 @@ public final class ThroughputBenchmark {
             if (runs("container")) {
                 Path shortcutWar = benchWar("PaymentConsumer", "onMessage");
                 for (int n : concurrency) {
-                    results.add(container("container ceiling", n, shortcutWar, v4, false));
+                    results.addAll(container("container ceiling", n, shortcutWar, v4, false));
                 }
             }
             for (int n : concurrency) {
-                results.add(container("product", n, Build.WAR, v4, false));
+                results.addAll(container("product", n, Build.WAR, v4, false));
             }
             int best = best("product").concurrency();
             if (runs("dedup-off")) {
-                results.add(container("dedup off", best, benchWar("PaymentProcessor", "apply"), v4, false));
+                results.addAll(container("dedup off", best, benchWar("PaymentProcessor", "apply"), v4, false));
             }
             if (runs("big")) {
                 long rows = Long.parseLong(options.getOrDefault("big-rows", "10000000"));
-                results.add(container("product, 10M rows, v4 IDs", best, Build.WAR, v4, true, rows));
+                results.addAll(container("product, 10M rows, v4 IDs", best, Build.WAR, v4, true, rows));
                 Messages v7 = Messages.generate(v4.all().size(), Double.parseDouble(options.getOrDefault("duplicates",
                         "0.2")), v4.expected().size(), Long.parseLong(options.getOrDefault("seed", "42")), true);
-                results.add(container("product, 10M rows, v7 IDs", best, Build.WAR, v7, true, rows));
+                results.addAll(container("product, 10M rows, v7 IDs", best, Build.WAR, v7, true, rows));
             }
         } finally {
             broker.stop(Duration.ofSeconds(30));
@@ -189,12 +195,18 @@ public final class ThroughputBenchmark {
         return print(new Result("DB ceiling (JDBC)", threads, all.size(), seconds, checkBalances(v4)));
     }
 
-    private Result container(String variant, int sessions, Path war, Messages messages, boolean big) throws Exception {
+    private List<Result> container(String variant, int sessions, Path war, Messages messages, boolean big)
+            throws Exception {
         return container(variant, sessions, war, messages, big, 0);
     }
 
-    private Result container(String variant, int sessions, Path war, Messages messages, boolean big, long bigRows)
-            throws Exception {
+    /**
+     * Two passes over the same preloaded message set on one Payara Micro instance: first as it starts (cold: the JIT
+     * compiles the whole path while it consumes), then, with the queue paused, the database reset and the set
+     * preloaded again, once the queue resumes (warm: what a consumer that has been running does).
+     */
+    private List<Result> container(String variant, int sessions, Path war, Messages messages, boolean big,
+            long bigRows) throws Exception {
         freshSchema();
         if (big) {
             prefill(bigRows);
@@ -210,43 +222,66 @@ public final class ThroughputBenchmark {
             jvm.add("-XX:StartFlightRecording=filename=" + OUT.resolve("product.jfr").toAbsolutePath()
                     + ",settings=profile,dumponexit=true");
         }
+        String queue = settings.get("PAYMENTS_QUEUE");
         try (PayaraMicroProcess micro = PayaraMicroProcess.start("bench-" + sessions, instance, war, false,
                 jvm.toArray(String[]::new))) {
-            long total = messages.all().size();
-            long first = 0;
-            long last;
-            double[] cpuAtFirst = null;
-            long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
-            while (true) {
-                long waiting = broker.messageCount(settings.get("PAYMENTS_QUEUE"));
-                long now = System.nanoTime();
-                if (first == 0 && waiting < total) {
-                    first = now;
-                    cpuAtFirst = cpu(micro);
-                    if (profiled) {
-                        profiledFrom = Instant.now();
-                    }
+            Instant coldStart = Instant.now();
+            Result cold = drain(variant + COLD, sessions, messages, micro, false);
+            broker.pause(queue);
+            try (Connection db = Database.connect(settings); Statement sql = db.createStatement()) {
+                sql.execute("TRUNCATE accounts");
+                try (PreparedStatement delete = db.prepareStatement(
+                        "DELETE FROM processed_events WHERE processed_at >= ?")) {
+                    delete.setObject(1, coldStart.atOffset(ZoneOffset.UTC));
+                    delete.executeUpdate();
                 }
-                if (waiting == 0) {
-                    last = now;
-                    printCpu(cpuAtFirst, cpu(micro), total);
-                    if (profiled) {
-                        profiledTo = Instant.now();
-                    }
-                    break;
-                }
-                if (now > deadline) {
-                    throw new IllegalStateException(variant + ": " + waiting + " messages still waiting; see " + micro.log());
-                }
-                Thread.sleep(20);
             }
-            String check = switch (variant) {
-                case "container ceiling" -> accounts() == 0 ? "no database effect" : "WRONG: database touched";
-                case "dedup off" -> "not checked: without dedup duplicates are applied twice";
-                default -> checkBalances(messages);
-            };
-            return print(new Result(variant, sessions, (int) total, (last - first) / 1e9, check));
+            preload(messages);
+            broker.resume(queue);
+            return List.of(cold, drain(variant, sessions, messages, micro, profiled));
         }
+    }
+
+    /** Times the queue from the first acknowledgement to the last, by the broker's own count, and checks the result. */
+    private Result drain(String variant, int sessions, Messages messages, PayaraMicroProcess micro, boolean profiled)
+            throws Exception {
+        long total = messages.all().size();
+        long first = 0;
+        long last;
+        double[] cpuAtFirst = null;
+        long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
+        while (true) {
+            long waiting = broker.messageCount(settings.get("PAYMENTS_QUEUE"));
+            long now = System.nanoTime();
+            if (first == 0 && waiting < total) {
+                first = now;
+                cpuAtFirst = cpu(micro);
+                if (profiled) {
+                    profiledFrom = Instant.now();
+                }
+            }
+            if (waiting == 0) {
+                last = now;
+                printCpu(cpuAtFirst, cpu(micro), total);
+                if (profiled) {
+                    profiledTo = Instant.now();
+                }
+                break;
+            }
+            if (now > deadline) {
+                throw new IllegalStateException(variant + ": " + waiting + " messages still waiting; see " + micro.log());
+            }
+            Thread.sleep(20);
+        }
+        String check;
+        if (variant.startsWith("container ceiling")) {
+            check = accounts() == 0 ? "no database effect" : "WRONG: database touched";
+        } else if (variant.startsWith("dedup off")) {
+            check = "not checked: without dedup duplicates are applied twice";
+        } else {
+            check = checkBalances(messages);
+        }
+        return print(new Result(variant, sessions, (int) total, (last - first) / 1e9, check));
     }
 
     /** CPU milliseconds so far of Payara, the broker and PostgreSQL. */
@@ -346,7 +381,7 @@ public final class ThroughputBenchmark {
     }
 
     private static Result print(Result r) {
-        System.out.printf(Locale.ROOT, "  %-28s %3d  %6d msgs %7.2f s %8.0f msg/s  %s%n", r.variant(), r.concurrency(),
+        System.out.printf(Locale.ROOT, "  %-38s %3d  %6d msgs %7.2f s %8.0f msg/s  %s%n", r.variant(), r.concurrency(),
                 r.messages(), r.seconds(), r.rate(), r.check());
         return r;
     }
@@ -359,36 +394,49 @@ public final class ThroughputBenchmark {
     private void report() throws IOException {
         Files.createDirectories(OUT);
         StringBuilder csv = new StringBuilder("variant,concurrency,messages,seconds,messages_per_second,check\n");
-        System.out.printf("%n%-30s %5s %12s%n", "variant", "N", "messages/s");
+        System.out.printf("%n%-40s %5s %12s%n", "variant", "N", "messages/s");
         for (Result r : results) {
-            System.out.printf(Locale.ROOT, "%-30s %5d %12.0f%n", r.variant(), r.concurrency(), r.rate());
+            System.out.printf(Locale.ROOT, "%-40s %5d %12.0f%n", r.variant(), r.concurrency(), r.rate());
             csv.append(String.format(Locale.ROOT, "%s,%d,%d,%.3f,%.1f,%s%n", r.variant(), r.concurrency(),
                     r.messages(), r.seconds(), r.rate(), r.check()));
         }
         Files.writeString(OUT.resolve("throughput.csv"), csv);
-        Result product = best("product");
-        Map<String, double[]> ratios = new LinkedHashMap<>();
-        if (has("DB ceiling (JDBC)")) {
-            Result db = best("DB ceiling (JDBC)");
-            ratios.put("product / DB ceiling", new double[] {product.rate() / db.rate(), 0.30});
-            if (has("container ceiling")) {
-                double container = best("container ceiling").rate();
-                ratios.put("container ceiling / DB ceiling", new double[] {container / db.rate(), 0.50});
-            }
-        }
-        results.stream().filter(r -> r.variant().equals("dedup off")).findFirst().ifPresent(off ->
-                ratios.put("dedup on / dedup off", new double[] {rateAt("product", off.concurrency()) / off.rate(), 0.85}));
-        results.stream().filter(r -> r.variant().startsWith("product, 10M rows")).forEach(big ->
-                ratios.put(big.variant().substring(9) + " / empty",
-                        new double[] {big.rate() / rateAt("product", big.concurrency()), 0.80}));
-        System.out.printf("%nRatios (each variant at its best concurrency; product N=%d)%n", product.concurrency());
-        ratios.forEach((name, value) -> System.out.printf(Locale.ROOT, "  %-32s %5.2f   target >= %.2f  %s%n", name,
-                value[0], value[1], value[0] >= value[1] ? "met" : "MISSED"));
+        printRatios("warm: the second pass, what a running consumer does", "");
+        printRatios("cold start: the first pass, JIT compilation included", COLD);
         Chart.write(results, OUT.resolve("throughput.png"));
         if (profiledFrom != null && Files.exists(OUT.resolve("product.jfr"))) {
             Profile.summarize(OUT.resolve("product.jfr"), profiledFrom, profiledTo);
         }
         System.out.println("\nWrote " + OUT.resolve("throughput.csv") + " and " + OUT.resolve("throughput.png"));
+    }
+
+    /** The ratios over the variants named with {@code suffix}, each at its best concurrency. */
+    private void printRatios(String title, String suffix) {
+        if (!has("product" + suffix)) {
+            return;
+        }
+        Result product = best("product" + suffix);
+        Map<String, double[]> ratios = new LinkedHashMap<>();
+        if (has("DB ceiling (JDBC)")) {
+            Result db = best("DB ceiling (JDBC)");
+            ratios.put("product / DB ceiling", new double[] {product.rate() / db.rate(), 0.30});
+            if (has("container ceiling" + suffix)) {
+                double container = best("container ceiling" + suffix).rate();
+                ratios.put("container ceiling / DB ceiling", new double[] {container / db.rate(), 0.50});
+            }
+        }
+        results.stream().filter(r -> r.variant().equals("dedup off" + suffix)).findFirst().ifPresent(off ->
+                ratios.put("dedup on / dedup off", new double[] {
+                    rateAt("product" + suffix, off.concurrency()) / off.rate(), 0.85}));
+        for (String ids : List.of("v4", "v7")) {
+            results.stream().filter(r -> r.variant().equals("product, 10M rows, " + ids + " IDs" + suffix)).forEach(big ->
+                    ratios.put("10M rows, " + ids + " IDs / empty", new double[] {
+                        big.rate() / rateAt("product" + suffix, big.concurrency()), 0.80}));
+        }
+        System.out.printf("%nRatios, %s (each variant at its best concurrency; product N=%d)%n", title,
+                product.concurrency());
+        ratios.forEach((name, value) -> System.out.printf(Locale.ROOT, "  %-32s %5.2f   target >= %.2f  %s%n", name,
+                value[0], value[1], value[0] >= value[1] ? "met" : "MISSED"));
     }
 
     private boolean has(String variant) {

@@ -57,17 +57,34 @@ public final class BrokerProcess extends ChildProcess {
      * delivered to a consumer that has not acknowledged them (a message stuck in delivery counts).
      */
     public long messageCount(String queue) throws IOException, JMException {
+        try (RemoteJmx jmx = RemoteJmx.connect(jmxPort)) {
+            return (Long) jmx.attribute(queueMBean(jmx, queue), "MessageCount");
+        }
+    }
+
+    /** Stops dispatching the queue's messages to its consumers, which stay connected; they keep arriving. */
+    public void pause(String queue) throws IOException, JMException {
+        try (RemoteJmx jmx = RemoteJmx.connect(jmxPort)) {
+            jmx.invoke(queueMBean(jmx, queue), "pause");
+        }
+    }
+
+    public void resume(String queue) throws IOException, JMException {
+        try (RemoteJmx jmx = RemoteJmx.connect(jmxPort)) {
+            jmx.invoke(queueMBean(jmx, queue), "resume");
+        }
+    }
+
+    private ObjectName queueMBean(RemoteJmx jmx, String queue) throws IOException, JMException {
         if (jmxPort == 0) {
             throw new IllegalStateException("started without JMX");
         }
-        try (RemoteJmx jmx = RemoteJmx.connect(jmxPort)) {
-            Set<ObjectName> names = jmx.names(new ObjectName(
-                    "org.apache.activemq.artemis:component=addresses,subcomponent=queues,queue=\"" + queue + "\",*"));
-            if (names.size() != 1) {
-                throw new IllegalStateException("queue " + queue + " not found once on the broker: " + names);
-            }
-            return (Long) jmx.attribute(names.iterator().next(), "MessageCount");
+        Set<ObjectName> names = jmx.names(new ObjectName(
+                "org.apache.activemq.artemis:component=addresses,subcomponent=queues,queue=\"" + queue + "\",*"));
+        if (names.size() != 1) {
+            throw new IllegalStateException("queue " + queue + " not found once on the broker: " + names);
         }
+        return names.iterator().next();
     }
 
     private void awaitListening(Duration timeout) {

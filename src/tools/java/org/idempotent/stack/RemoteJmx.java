@@ -41,6 +41,10 @@ public final class RemoteJmx implements AutoCloseable {
         return server.getAttribute(name, attribute);
     }
 
+    public Object invoke(ObjectName name, String operation) throws JMException, IOException {
+        return server.invoke(name, operation, new Object[0], new String[0]);
+    }
+
     public Set<ObjectName> names(ObjectName pattern) throws IOException {
         return server.queryNames(pattern, null);
     }
