@@ -28,9 +28,12 @@ import org.idempotent.schema.boundary.SchemaMigration;
  * Consumes the payments queue. Does no database work itself: it turns the message into a {@link PaymentEvent} and
  * hands it to {@link Payments}, whose transaction has committed before this method returns.
  *
- * <p>Not XA: the adapter's session is a local JMS transaction ({@code useLocalTx}), committed - that is, the message
- * acknowledged - after {@code onMessage} returns, and rolled back (redelivered by the broker, with its backoff) if it
- * throws. Database first, acknowledgement second; the gap between them is what the dedup table covers.
+ * <p>Not XA, and not a JMS transaction either: the adapter acknowledges the message after {@code onMessage} returns,
+ * without waiting for the broker to confirm it, and on an exception rolls the session back, so that the broker
+ * redelivers with its backoff and counts the attempt. Database first, acknowledgement second; the gap between them is
+ * what the dedup table covers. An acknowledgement lost on the way (a broker crash before it reached the journal, a
+ * dropped connection) is only a redelivery, which the dedup table answers as a duplicate: the acknowledgement needs no
+ * durability of its own, so no session waits for a journal sync per message.
  */
 @MessageDriven(
         activationConfig = {
@@ -38,7 +41,8 @@ import org.idempotent.schema.boundary.SchemaMigration;
             @ActivationConfigProperty(propertyName = "destinationType", propertyValue = "jakarta.jms.Queue"),
             @ActivationConfigProperty(propertyName = "destination", propertyValue = "${MPCONFIG=PAYMENTS_QUEUE}"),
             @ActivationConfigProperty(propertyName = "useJNDI", propertyValue = "false"),
-            @ActivationConfigProperty(propertyName = "useLocalTx", propertyValue = "true"),
+            @ActivationConfigProperty(propertyName = "useLocalTx", propertyValue = "false"),
+            @ActivationConfigProperty(propertyName = "acknowledgeMode", propertyValue = "Auto-acknowledge"),
             @ActivationConfigProperty(propertyName = "maxSession", propertyValue = "${MPCONFIG=CONSUMER_MAX_SESSIONS}"),
             // Keep trying to connect while the broker is not (yet) reachable, instead of giving up after one try.
             @ActivationConfigProperty(propertyName = "setupAttempts", propertyValue = "-1"),
