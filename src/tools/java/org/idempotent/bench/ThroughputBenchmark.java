@@ -154,6 +154,7 @@ public final class ThroughputBenchmark {
         AtomicInteger next = new AtomicInteger();
         List<Messages.Event> all = v4.all();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
+        double postgresCpu = CpuTime.ofPostgres();
         long start = System.nanoTime();
         List<Future<?>> done = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
@@ -192,6 +193,8 @@ public final class ThroughputBenchmark {
         }
         pool.shutdown();
         double seconds = (System.nanoTime() - start) / 1e9;
+        System.out.printf(Locale.ROOT, "    CPU per message: PostgreSQL %.2f ms%n",
+                (CpuTime.ofPostgres() - postgresCpu) / all.size());
         return print(new Result("DB ceiling (JDBC)", threads, all.size(), seconds, checkBalances(v4)));
     }
 

@@ -73,9 +73,9 @@ public class PaymentProcessor {
     /**
      * The record of an event already processed, read after {@link #apply} lost the insert race: the unique key alone
      * decided who was first; this only tells a true duplicate from a conflicting reuse of the ID. Empty if the record
-     * was purged in between.
+     * was purged in between. One SELECT, so no transaction: a transaction would add two round trips.
      */
-    @TransactionAttribute(TransactionAttributeType.REQUIRES_NEW)
+    @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
     public Optional<ProcessedEvent> original(UUID eventId) {
         return Optional.ofNullable(em.find(ProcessedEvent.class, eventId));
     }
