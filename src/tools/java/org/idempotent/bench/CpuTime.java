@@ -20,7 +20,10 @@ final class CpuTime {
         return ticks(Path.of("/proc", String.valueOf(pid), "stat")) * MILLIS_PER_TICK;
     }
 
-    /** Every process whose command is "postgres": the postmaster, its background workers and the backends. */
+    /**
+     * Every process whose command is "postgres": the postmaster, its background workers and the backends, and the
+     * backends that have ended (a closed connection's CPU moves to the postmaster's children's time).
+     */
     static double ofPostgres() {
         double ticks = 0;
         try (Stream<Path> processes = Files.list(Path.of("/proc"))) {
@@ -29,7 +32,7 @@ final class CpuTime {
                 try {
                     String text = Files.readString(stat);
                     if (text.contains("(postgres)")) {
-                        ticks += ticks(text);
+                        ticks += ticks(text) + childrenTicks(text);
                     }
                 } catch (IOException gone) {
                     // the process ended while we looked
@@ -51,7 +54,15 @@ final class CpuTime {
 
     /** Fields 14 and 15 (utime, stime), counted after the command name, which may contain spaces. */
     private static double ticks(String stat) {
-        String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-        return Double.parseDouble(fields[11]) + Double.parseDouble(fields[12]);
+        return field(stat, 11) + field(stat, 12);
+    }
+
+    /** Fields 16 and 17 (cutime, cstime): the ended children that the process has waited for. */
+    private static double childrenTicks(String stat) {
+        return field(stat, 13) + field(stat, 14);
+    }
+
+    private static double field(String stat, int afterName) {
+        return Double.parseDouble(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[afterName]);
     }
 }
