@@ -43,6 +43,8 @@ final class Chart {
         plot.setDomainAxis(concurrency);
         // The ceilings are an order of magnitude above the product: on a linear scale the product is a flat line.
         LogAxis rate = new LogAxis("messages per second (log scale)");
+        rate.setBase(2);
+        rate.setTickUnit(new NumberTickUnit(1));
         rate.setNumberFormatOverride(NumberFormat.getIntegerInstance(Locale.ROOT));
         plot.setRangeAxis(rate);
         plot.setBackgroundPaint(Color.WHITE);

@@ -438,7 +438,8 @@ public final class ThroughputBenchmark {
         System.out.printf("%n%-40s %5s %12s%n", "variant", "N", "messages/s");
         for (Result r : results) {
             System.out.printf(Locale.ROOT, "%-40s %5d %12.0f%n", r.variant(), r.concurrency(), r.rate());
-            csv.append(String.format(Locale.ROOT, "%s,%d,%d,%.3f,%.1f,%s%n", r.variant(), r.concurrency(),
+            // Quoted: variant names and checks contain commas.
+            csv.append(String.format(Locale.ROOT, "\"%s\",%d,%d,%.3f,%.1f,\"%s\"%n", r.variant(), r.concurrency(),
                     r.messages(), r.seconds(), r.rate(), r.check()));
         }
         Files.writeString(OUT.resolve("throughput.csv"), csv);
