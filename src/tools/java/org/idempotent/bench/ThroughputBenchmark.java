@@ -28,10 +28,10 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
-import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.payment.control.PaymentProcessor;
 import org.idempotent.stack.BrokerProcess;
@@ -80,14 +80,15 @@ public final class ThroughputBenchmark {
     /** Flyway logs every migration at INFO, once per run here; kept referenced so the level sticks. */
     private static final java.util.logging.Logger FLYWAY = java.util.logging.Logger.getLogger("org.flywaydb");
 
+    /** Suffix of the variant names of the first pass of each container run. */
+    private static final String COLD = ", cold start";
+
     private final Settings settings;
     private final Map<String, String> options;
     private final Messages v4;
     private final List<Result> results = new ArrayList<>();
     private BrokerProcess broker;
     /** The measured window of the profiled run. */
-    private static final String COLD = ", cold start";
-
     private Instant profiledFrom;
     private Instant profiledTo;
 
