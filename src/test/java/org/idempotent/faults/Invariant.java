@@ -18,6 +18,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Collections;
+import java.util.Enumeration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -138,7 +139,7 @@ final class Invariant {
             var queue = session.createQueue(settings.get("DEAD_LETTER_QUEUE"));
             int available;
             try (QueueBrowser browser = session.createBrowser(queue)) {
-                available = Collections.list((java.util.Enumeration<?>) browser.getEnumeration()).size();
+                available = Collections.list((Enumeration<?>) browser.getEnumeration()).size();
             }
             try (MessageConsumer consumer = session.createConsumer(queue)) {
                 for (int i = 0; i < available; i++) {
