@@ -28,6 +28,7 @@ final class FaultStack implements AutoCloseable {
     private final Settings settings;
     private final List<Instance> instances = new ArrayList<>();
     private final int brokerJmxPort = FreePort.find();
+    private final String[] brokerOptions;
     private BrokerProcess broker;
 
     /** A Payara Micro instance by name, on its own HTTP port, which it keeps across restarts. */
@@ -77,6 +78,12 @@ final class FaultStack implements AutoCloseable {
     }
 
     FaultStack(String scenario, Map<String, String> overrides) {
+        this(scenario, overrides, List.of());
+    }
+
+    /** With JVM options for the broker, e.g. system properties of broker.xml. */
+    FaultStack(String scenario, Map<String, String> overrides, List<String> brokerOptions) {
+        this.brokerOptions = brokerOptions.toArray(String[]::new);
         Settings base = Settings.fromEnvironment();
         Settings configured = base
                 .with("DB_NAME", "payments_it_faults")
@@ -123,7 +130,7 @@ final class FaultStack implements AutoCloseable {
 
     /** The same journal directory: what was persisted before the stop is there again. */
     void startBroker() {
-        broker = BrokerProcess.startWithJmx(settings, false, brokerJmxPort);
+        broker = BrokerProcess.startWithJmx(settings, false, brokerJmxPort, brokerOptions);
     }
 
     /** The broker's own count of the queue's messages not yet acknowledged (see {@link BrokerProcess#messageCount}). */

@@ -3,6 +3,10 @@ package org.idempotent.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
@@ -185,6 +189,59 @@ class FaultSuiteIT {
             assertThat(rejectedNow).as("each poison message handled once").isEqualTo(mixed.poison().size());
             assertThat(failedNow).as("no poison message burns redelivery attempts").isZero();
         }
+    }
+
+    /**
+     * PostgreSQL stopped for three times the broker's whole redelivery budget (shortened here to 5 attempts, about
+     * 11 s) in the middle of a load. The breaker holds consumption back instead of failing message after message:
+     * nothing is dead-lettered, nothing lost, and failed deliveries are bounded by the sessions, not by the messages.
+     */
+    @Test
+    @Order(7)
+    void databaseOutageLongerThanTheRedeliveryBudgetDeadLettersNothing() throws Exception {
+        int attempts = 5;
+        Duration budget = Duration.ofSeconds(1 + 2 + 4 + 4);
+        int sessions = 8;
+        Workload workload = Workload.of("outage", SEED, scaled(5_000), 0.2, 200, 0);
+        try (FaultStack stack = new FaultStack("database-outage", Map.of("CONSUMER_MAX_SESSIONS", "" + sessions),
+                List.of("-Dbroker.max.delivery.attempts=" + attempts, "-Dbroker.max.redelivery.delay=4000"))) {
+            Instance consumer = stack.startInstance("outage-consumer");
+            long started = System.nanoTime();
+            Traffic traffic = Traffic.start(stack.settings(), workload.items(), 2);
+            awaitApplied(stack, workload, 0.3);
+            long failedBefore = consumer.metrics().outcome("failed");
+            PostgresServer.stop();
+            long failedDuring;
+            try {
+                await().atMost(Duration.ofMinutes(1)).ignoreExceptions()
+                        .until(() -> consumer.metrics().gauge("payments_database_breaker_open") == 1);
+                assertThat(status(consumer.process().uri("/health/ready"))).as("readiness while the breaker is open")
+                        .isEqualTo(503);
+                // Held down for three budgets, while deliveries wait instead of failing.
+                await().during(budget.multipliedBy(3)).atMost(budget.multipliedBy(3).plusSeconds(30))
+                        .until(() -> consumer.metrics().gauge("payments_database_breaker_open") == 1);
+                assertThat(status(consumer.process().uri("/health/live")))
+                        .as("an outage is not a stuck consumer").isEqualTo(200);
+                failedDuring = consumer.metrics().outcome("failed") - failedBefore;
+            } finally {
+                PostgresServer.start();
+            }
+            traffic.await();
+
+            Summary summary = Invariant.check("database-outage", stack, workload, started, DRAIN);
+            long failed = consumer.metrics().outcome("failed") - failedBefore;
+            System.out.printf("database-outage: %d failed deliveries (%d during the outage) with %d sessions%n",
+                    failed, failedDuring, sessions);
+            assertThat(summary.deadLettered()).isZero();
+            assertThat(consumer.starts()).as("recovered without a restart").isEqualTo(1);
+            assertThat(failed).as("failed deliveries bounded by the sessions, not by messages x attempts")
+                    .isPositive().isLessThanOrEqualTo(2L * sessions);
+        }
+    }
+
+    private static int status(URI uri) throws Exception {
+        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(20)).build(),
+                HttpResponse.BodyHandlers.discarding()).statusCode();
     }
 
     /** Valid messages per second, from the start of sending until every distinct event is applied. */

@@ -4,14 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import jakarta.jms.JMSException;
+import jakarta.jms.Message;
 import jakarta.jms.TextMessage;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.idempotent.deadletter.control.DeadLetters;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.stack.Build;
 import org.idempotent.stack.FreePort;
@@ -30,11 +33,13 @@ import org.junit.jupiter.api.Test;
  */
 class CrashBetweenCommitAndAckIT {
 
+    /**
+     * The marked message is the only one the first JVM sees, so the one duplicate the second JVM counts is that very
+     * message (everything sent afterwards is distinct and reaches only the second, which is not killed).
+     */
     @Test
     void crashBetweenCommitAndAckIsRedeliveredAndCountedAsDuplicate() throws Exception {
-        Settings settings = Settings.fromEnvironment()
-                .with("PAYMENTS_QUEUE", "payments.crash-it")
-                .with("HTTP_PORT", String.valueOf(FreePort.find()));
+        Settings settings = settings("payments.crash-it");
         Path war = crashHookWar(settings);
         Ledger ledger = new Ledger(settings);
         String prefix = "crash-" + UUID.randomUUID().toString().substring(0, 8);
@@ -46,11 +51,9 @@ class CrashBetweenCommitAndAckIT {
         try (PayaraMicroProcess first = PayaraMicroProcess.start("crash-it-1", settings, war, false)) {
             first.awaitReady(Duration.ofMinutes(3));
             try (PaymentProducer producer = new PaymentProducer(settings)) {
-                sendEvents(producer, prefix + "-a", 40, expected, ids);
                 TextMessage crash = producer.session().createTextMessage(PaymentProducer.json(marked, markedAccount, 4242));
                 crash.setBooleanProperty(HaltAfterCommit.PROPERTY, true);
                 producer.send(crash);
-                sendEvents(producer, prefix + "-b", 40, expected, ids);
             }
             assertThat(first.await(Duration.ofMinutes(2))).as("the consumer JVM halts on the marked message").isTrue();
             assertThat(first.exitValue()).isEqualTo(HaltAfterCommit.EXIT_CODE);
@@ -63,14 +66,84 @@ class CrashBetweenCommitAndAckIT {
         try (PayaraMicroProcess second = PayaraMicroProcess.start("crash-it-2", settings, war, false)) {
             second.awaitReady(Duration.ofMinutes(3));
             InstanceMetrics metrics = new InstanceMetrics(second);
+            try (PaymentProducer producer = new PaymentProducer(settings)) {
+                sendEvents(producer, prefix + "-a", 40, expected, ids);
+                sendEvents(producer, prefix + "-b", 40, expected, ids);
+            }
 
             await().atMost(Duration.ofMinutes(2)).untilAsserted(() -> {
                 assertThat(ledger.processedCount(ids)).isEqualTo(ids.size());
-                assertThat(metrics.outcome("duplicate")).as("the marked message, redelivered").isGreaterThanOrEqualTo(1);
+                assertThat(metrics.outcome("duplicate")).as("the marked message, redelivered").isEqualTo(1);
             });
+            assertThat(metrics.outcome("applied")).as("only the events sent after the crash").isEqualTo(80);
             expected.forEach((account, balance) -> assertThat(ledger.balance(account)).as(account).isEqualTo(balance));
             assertThat(metrics.outcome("failed")).isZero();
         }
+    }
+
+    /**
+     * The JVM dies after a malformed message was forwarded to the dead-letter queue and before it was acknowledged:
+     * the redelivery is rejected again, and the broker's duplicate detection drops the second forward. A dead letter
+     * that is then replayed (moved back with its properties, as {@code artemis transfer} does) and rejected again
+     * lands in the dead-letter queue again.
+     */
+    @Test
+    void crashAfterADeadLetterForwardLeavesOneCopyAndAReplayLandsAgain() throws Exception {
+        Settings settings = settings("payments.crash-dlq-it");
+        Path war = crashHookWar(settings);
+        String probe = UUID.randomUUID().toString();
+        String selector = "probe = '" + probe + "'";
+
+        try (PayaraMicroProcess first = PayaraMicroProcess.start("crash-dlq-it-1", settings, war, false)) {
+            first.awaitReady(Duration.ofMinutes(3));
+            try (PaymentProducer producer = new PaymentProducer(settings)) {
+                TextMessage poison = producer.session().createTextMessage("not a payment");
+                poison.setBooleanProperty(HaltAfterCommit.PROPERTY, true);
+                poison.setStringProperty("probe", probe);
+                producer.send(poison);
+            }
+            assertThat(first.await(Duration.ofMinutes(2))).as("the consumer JVM halts after the forward").isTrue();
+            assertThat(first.exitValue()).isEqualTo(HaltAfterCommit.EXIT_CODE);
+        }
+
+        try (PayaraMicroProcess second = PayaraMicroProcess.start("crash-dlq-it-2", settings, war, false);
+                DeadLetterReader deadLetters = new DeadLetterReader(settings)) {
+            second.awaitReady(Duration.ofMinutes(3));
+            InstanceMetrics metrics = new InstanceMetrics(second);
+            await().atMost(Duration.ofMinutes(2)).untilAsserted(() ->
+                    assertThat(metrics.outcome("rejected")).as("the redelivery, rejected again").isEqualTo(1));
+
+            List<Message> copies = deadLetters.receive(selector, 1, Duration.ofSeconds(30));
+            Message deadLetter = copies.get(0);
+            assertThat(deadLetter.getStringProperty(DeadLetters.REASON)).isEqualTo("MALFORMED_JSON");
+
+            try (PaymentProducer producer = new PaymentProducer(settings)) {
+                producer.send(replayOf(producer, deadLetter));
+            }
+            await().atMost(Duration.ofMinutes(1)).untilAsserted(() ->
+                    assertThat(metrics.outcome("rejected")).as("the replay, rejected").isEqualTo(2));
+            Message again = deadLetters.receive(selector, 1, Duration.ofSeconds(30)).get(0);
+            assertThat(again.getLongProperty(DeadLetters.REJECTED_AT))
+                    .isGreaterThan(deadLetter.getLongProperty(DeadLetters.REJECTED_AT));
+        }
+    }
+
+    /** The dead letter with its body and properties, as a transfer back would send it, less the crash marker. */
+    private static Message replayOf(PaymentProducer producer, Message deadLetter) throws JMSException {
+        TextMessage replay = producer.session().createTextMessage(((TextMessage) deadLetter).getText());
+        for (Object name : Collections.list(deadLetter.getPropertyNames())) {
+            String property = (String) name;
+            if (!property.startsWith("JMSX") && !property.equals(HaltAfterCommit.PROPERTY)) {
+                replay.setObjectProperty(property, deadLetter.getObjectProperty(property));
+            }
+        }
+        return replay;
+    }
+
+    private static Settings settings(String queue) {
+        return Settings.fromEnvironment()
+                .with("PAYMENTS_QUEUE", queue)
+                .with("HTTP_PORT", String.valueOf(FreePort.find()));
     }
 
     private static void sendEvents(PaymentProducer producer, String account, int count, Map<String, Long> expected,

@@ -131,10 +131,12 @@ class PaymentConsumerIT {
     /**
      * The seed's race, through the broker: every event is sent 8 times back to back, so that the consumer's 4+
      * sessions receive copies of the same event at the same time. Few accounts, so that the guard on the account row
-     * alone could not hide a double application: only the dedup insert can.
+     * alone could not hide a double application: only the dedup insert can. That the copies really are in flight
+     * together is shown first: with the first account's row locked by the test, the delivery that inserted the dedup
+     * row waits on the account, and its copies wait on that uncommitted dedup row, several sessions at once.
      */
     @Test
-    void duplicateDeliveredConcurrentlyIsAppliedOnce() throws JMSException {
+    void duplicateDeliveredConcurrentlyIsAppliedOnce() throws Exception {
         int events = 200;
         int copies = 8;
         String prefix = account();
@@ -142,8 +144,21 @@ class PaymentConsumerIT {
         long duplicates = metrics.outcome("duplicate");
         Map<String, Long> expected = new HashMap<>();
         List<UUID> ids = new ArrayList<>();
+        String held = prefix + "-0";
+        ledger.setBalance(held, 0);
+        expected.put(held, 0L);
         try (PaymentProducer producer = new PaymentProducer(settings)) {
-            for (int i = 0; i < events; i++) {
+            try (AutoCloseable lock = ledger.lockAccount(held)) {
+                UUID eventId = UUID.randomUUID();
+                ids.add(eventId);
+                expected.merge(held, 50L, Long::sum);
+                for (int c = 0; c < copies; c++) {
+                    producer.sendText(PaymentProducer.json(eventId, held, 50));
+                }
+                await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.sessionsWaitingForALock())
+                        .as("the winner on the account row, its copies on the winner's dedup row").isGreaterThanOrEqualTo(3));
+            }
+            for (int i = 0; i < events - 1; i++) {
                 UUID eventId = UUID.randomUUID();
                 String account = prefix + "-" + (i % 10);
                 long amount = 100 + i;
@@ -258,6 +273,69 @@ class PaymentConsumerIT {
         assertThat(ledger.isProcessed(eventId)).isTrue();
     }
 
+    /**
+     * A payment that would take the balance past bigint fails the same way on every attempt (SQLState 22003): it is
+     * dead-lettered at once with its reason, and the account is not blocked for the next payment.
+     */
+    @Test
+    void aBalanceThatWouldOverflowIsDeadLetteredAtOnceAndTheNextPaymentStillApplies() throws JMSException {
+        String account = account();
+        long nearMax = Long.MAX_VALUE - 10;
+        ledger.setBalance(account, nearMax);
+        String probe = UUID.randomUUID().toString();
+        UUID overflowing = UUID.randomUUID();
+        long failed = metrics.outcome("failed");
+        long rejected = metrics.outcome("rejected");
+
+        try (PaymentProducer producer = new PaymentProducer(settings)) {
+            TextMessage message = producer.session().createTextMessage(PaymentProducer.json(overflowing, account, 100));
+            message.setStringProperty("probe", probe);
+            producer.send(message);
+        }
+
+        Message dead = deadLetters.receive("probe = '" + probe + "'", 1, PATIENCE).get(0);
+        assertThat(dead.getStringProperty(DeadLetters.REASON)).isEqualTo("AMOUNT_OUT_OF_RANGE");
+        assertThat(dead.getStringProperty(DeadLetters.DETAIL)).contains("22003");
+        assertThat(metrics.outcome("rejected") - rejected).isEqualTo(1);
+        assertThat(metrics.outcome("failed")).as("not retried").isEqualTo(failed);
+        assertThat(ledger.isProcessed(overflowing)).isFalse();
+        assertThat(ledger.balance(account)).isEqualTo(nearMax);
+
+        send(PaymentProducer.json(UUID.randomUUID(), account, 5));
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(nearMax + 5));
+    }
+
+    /**
+     * Only the dedup key is a duplicate. A unique violation on another key (as a later migration might add) counted
+     * as a duplicate would be rolled back and acknowledged: a payment lost. It is a refused payment, dead-lettered.
+     */
+    @Test
+    void aUniqueViolationOnAnotherKeyIsNotADuplicate() throws JMSException {
+        String prefix = "uq-" + UUID.randomUUID().toString().substring(0, 8) + "-";
+        String index = "it_unique_balance_" + prefix.substring(3, 11);
+        ledger.setBalance(prefix + "a", 700);
+        ledger.addUniqueBalanceKey(index, prefix);
+        String probe = UUID.randomUUID().toString();
+        UUID eventId = UUID.randomUUID();
+        long duplicates = metrics.outcome("duplicate");
+        try {
+            try (PaymentProducer producer = new PaymentProducer(settings)) {
+                TextMessage message = producer.session().createTextMessage(PaymentProducer.json(eventId, prefix + "b", 700));
+                message.setStringProperty("probe", probe);
+                producer.send(message);
+            }
+
+            Message dead = deadLetters.receive("probe = '" + probe + "'", 1, PATIENCE).get(0);
+            assertThat(dead.getStringProperty(DeadLetters.REASON)).isEqualTo("REFUSED_BY_DATABASE");
+            assertThat(dead.getStringProperty(DeadLetters.DETAIL)).contains("23505").contains(index);
+        } finally {
+            ledger.dropIndex(index);
+        }
+        assertThat(metrics.outcome("duplicate")).as("not taken for a duplicate").isEqualTo(duplicates);
+        assertThat(ledger.isProcessed(eventId)).isFalse();
+        assertThat(ledger.balance(prefix + "b")).isNull();
+    }
+
     @Test
     void invalidMessagesAreDeadLetteredAtOnceWithTheirReasonAndNoEffect() throws JMSException {
         String probe = UUID.randomUUID().toString();
@@ -286,6 +364,21 @@ class PaymentConsumerIT {
             sendProbe(producer, session.createTextMessage(""), probe, "empty", expectedReasons, "EMPTY_BODY");
             sendProbe(producer, session.createTextMessage("x".repeat(70_000)), probe, "huge-text", expectedReasons,
                     "BODY_TOO_LARGE");
+            String valid = "\"eventId\":\"" + validId + "\",\"accountId\":\"" + account + "\",\"amountCents\":5";
+            sendProbe(producer, session.createTextMessage("{" + valid + ",\"x\":" + "[".repeat(5000) + "]".repeat(5000)
+                    + "}"), probe, "nested-5000", expectedReasons, "MALFORMED_JSON");
+            sendProbe(producer, session.createTextMessage("{" + valid + ",\"x\":" + "9".repeat(5000) + "}"), probe,
+                    "number-5000-digits", expectedReasons, "MALFORMED_JSON");
+            sendProbe(producer, session.createTextMessage("{\"eventId\":\"" + validId + "\",\"accountId\":\"" + account
+                    + "\",\"amountCents\":1e99999999999}"), probe, "huge-exponent", expectedReasons, "MALFORMED_JSON");
+            sendProbe(producer, session.createTextMessage("{" + valid + ",\"amountCents\":500}"), probe,
+                    "duplicate-key", expectedReasons, "MALFORMED_JSON");
+            sendProbe(producer, session.createTextMessage("{\"eventId\":\"" + validId + "\",\"accountId\":\"" + account
+                    + "\",\"amountCents\":null}"), probe, "null-amount", expectedReasons, "MISSING_FIELD");
+            sendProbe(producer, session.createTextMessage("{\"eventId\":\"" + validId + "\",\"accountId\":[\"" + account
+                    + "\"],\"amountCents\":5}"), probe, "array-account", expectedReasons, "INVALID_ACCOUNT_ID");
+            sendProbe(producer, session.createTextMessage("{\"eventId\":\"" + validId + "\",\"accountId\":\"" + account
+                    + "\",\"amountCents\":true}"), probe, "boolean-amount", expectedReasons, "INVALID_AMOUNT");
             BytesMessage latin1 = session.createBytesMessage();
             latin1.writeBytes(PaymentProducer.json(validId, "caf\u00e9", 5).getBytes(StandardCharsets.ISO_8859_1));
             sendProbe(producer, latin1, probe, "latin1", expectedReasons, "INVALID_ENCODING");

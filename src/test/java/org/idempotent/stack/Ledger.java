@@ -97,10 +97,34 @@ public final class Ledger {
         };
     }
 
+    /** How many sessions of this database are waiting for a lock right now (a row, or another transaction's key). */
+    public long sessionsWaitingForALock() {
+        return single("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                + "AND wait_event_type = 'Lock' AND pid <> ?", -1);
+    }
+
     /** Whether some session holds the purge's advisory lock, i.e. a purge is running. */
     public boolean purgeRunning() {
         return single("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND "
                 + "((classid::bigint << 32) | objid::bigint) = ?", 0x726574656e74696fL) > 0;
+    }
+
+    /** Sets an account's balance directly, creating the account if needed. */
+    public void setBalance(String account, long balance) {
+        update("INSERT INTO accounts (id, balance_cents, updated_at) VALUES (?, ?, now()) "
+                + "ON CONFLICT (id) DO UPDATE SET balance_cents = EXCLUDED.balance_cents", account, balance);
+    }
+
+    /**
+     * A unique key of the kind a later migration might add, on the balances of accounts whose ID starts with
+     * {@code prefix}: a payment that gives two of them the same balance violates it (SQLState 23505, not the dedup key).
+     */
+    public void addUniqueBalanceKey(String name, String prefix) {
+        update("CREATE UNIQUE INDEX " + name + " ON accounts (balance_cents) WHERE id LIKE '" + prefix + "%'");
+    }
+
+    public void dropIndex(String name) {
+        update("DROP INDEX IF EXISTS " + name);
     }
 
     /** A database fault the consumer cannot fix by itself: the accounts table is gone until {@link #repair()}. */

@@ -46,8 +46,11 @@ public final class BrokerProcess extends ChildProcess {
     }
 
     /** With its platform MBean server open on {@code jmxPort} (loopback, no authentication), for {@link #messageCount}. */
-    public static BrokerProcess startWithJmx(Settings settings, boolean showOutput, int jmxPort) {
-        BrokerProcess broker = start(settings, showOutput, RemoteJmx.jvmOptions(jmxPort).toArray(String[]::new));
+    public static BrokerProcess startWithJmx(Settings settings, boolean showOutput, int jmxPort,
+            String... jvmOptions) {
+        List<String> options = new ArrayList<>(RemoteJmx.jvmOptions(jmxPort));
+        options.addAll(List.of(jvmOptions));
+        BrokerProcess broker = start(settings, showOutput, options.toArray(String[]::new));
         broker.jmxPort = jmxPort;
         return broker;
     }

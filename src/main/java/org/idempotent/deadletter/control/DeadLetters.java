@@ -7,7 +7,11 @@ import jakarta.jms.ConnectionFactory;
 import jakarta.jms.JMSContext;
 import jakarta.jms.JMSException;
 import jakarta.jms.Message;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.Collections;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -19,7 +23,11 @@ import org.idempotent.payment.entity.Rejection;
  * queue instead, where it waits for a human decision. The original body and properties travel unchanged.
  *
  * <p>Not atomic with the acknowledgement of the original (no XA): a crash in between redelivers the original and
- * dead-letters it a second time. A copy too many, never a message lost.
+ * forwards it a second time. The broker's duplicate detection drops that second copy: each forward carries
+ * {@code _AMQ_DUPL_ID}, derived from the original message's ID, the target queue and the time of the rejection the
+ * message already carries, if any. A redelivery after a crash is the same stored message, so it derives the same ID;
+ * a dead letter that an operator replays carries its earlier {@code rejectedAt}, so rejected again it derives a new
+ * ID and lands in the queue again instead of being dropped.
  */
 @ApplicationScoped
 public class DeadLetters {
@@ -32,6 +40,8 @@ public class DeadLetters {
     public static final String ORIGINAL_DESTINATION = "originalDestination";
     public static final String ORIGINAL_MESSAGE_ID = "originalMessageId";
     public static final String REJECTED_AT = "rejectedAt";
+    /** Artemis's duplicate-detection property (Message.HDR_DUPLICATE_DETECTION_ID in its client API). */
+    public static final String DUPLICATE_ID = "_AMQ_DUPL_ID";
     /** A payload mismatch's evidence: the fingerprint recorded first under the event ID, and this message's. */
     public static final String ORIGINAL_FINGERPRINT = "originalFingerprint";
     public static final String FINGERPRINT = "fingerprint";
@@ -70,13 +80,15 @@ public class DeadLetters {
         Map<String, Object> properties = new LinkedHashMap<>();
         for (Object property : Collections.list(message.getPropertyNames())) {
             String name = (String) property;
-            // JMSX properties are set by the provider; a client may not set them.
-            if (!name.startsWith("JMSX")) {
+            // JMSX properties are set by the provider; a client may not set them. A duplicate ID the message came
+            // with (a producer's, or an earlier forward's) is not this forward's.
+            if (!name.startsWith("JMSX") && !name.equals(DUPLICATE_ID)) {
                 properties.put(name, message.getObjectProperty(name));
             }
         }
         String originalDestination = String.valueOf(message.getJMSDestination());
         String originalId = message.getJMSMessageID();
+        String forwardId = forwardId(originalId, queue, properties.get(REJECTED_AT));
         // A received message has read-only properties until cleared; the body is resent as it came.
         message.clearProperties();
         for (Map.Entry<String, Object> property : properties.entrySet()) {
@@ -92,8 +104,28 @@ public class DeadLetters {
         for (Map.Entry<String, String> item : evidence.entrySet()) {
             message.setStringProperty(item.getKey(), item.getValue());
         }
+        if (forwardId != null) {
+            message.setStringProperty(DUPLICATE_ID, forwardId);
+        }
         try (JMSContext jms = connectionFactory.createContext()) {
             jms.createProducer().send(jms.createQueue(queue), message);
+        }
+    }
+
+    /**
+     * The same for every delivery of one stored message to one queue; different once the message was replayed. None
+     * for a message sent without a message ID (a producer that disabled IDs): it cannot be told apart from another.
+     */
+    static String forwardId(String originalId, String queue, Object previousRejection) {
+        if (originalId == null) {
+            return null;
+        }
+        String identity = originalId + "\n" + queue + "\n" + (previousRejection == null ? "" : previousRejection);
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(identity.getBytes(StandardCharsets.UTF_8));
+            return "dead-letter:" + HexFormat.of().formatHex(digest);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
         }
     }
 }

@@ -8,12 +8,14 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.Liveness;
+import org.idempotent.payment.control.DatabaseBreaker;
 import org.idempotent.payment.control.PaymentMetrics;
 
 /**
  * Alive unless a delivery has been in progress longer than CONSUMER_STUCK_SECONDS: a consumer thread wedged on a
  * lost connection or lock is what a restart cures, and restarting is safe, since the message is redelivered and
- * the dedup absorbs whatever had committed. /health/live.
+ * the dedup absorbs whatever had committed. A database outage is not that: deliveries waiting at the open breaker are
+ * not in progress, and the response says how long it has been open. /health/live.
  */
 @Liveness
 @ApplicationScoped
@@ -23,6 +25,9 @@ public class ConsumerLiveness implements HealthCheck {
 
     @Inject
     PaymentMetrics metrics;
+
+    @Inject
+    DatabaseBreaker breaker;
 
     @Inject
     @ConfigProperty(name = STUCK_AFTER)
@@ -35,6 +40,7 @@ public class ConsumerLiveness implements HealthCheck {
         return HealthCheckResponse.named("payment-consumer-live")
                 .withData("longestDeliveryInProgressSeconds", longest.map(Duration::toSeconds).orElse(0L))
                 .withData(STUCK_AFTER, stuckAfterSeconds)
+                .withData("databaseBreakerOpenSeconds", breaker.openFor().map(Duration::toSeconds).orElse(0L))
                 .status(!stuck)
                 .build();
     }

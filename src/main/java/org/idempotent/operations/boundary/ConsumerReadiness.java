@@ -4,18 +4,24 @@ import jakarta.annotation.Resource;
 import jakarta.ejb.EJB;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.jms.ConnectionFactory;
+import jakarta.inject.Inject;
 import jakarta.jms.JMSContext;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import javax.sql.DataSource;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
 import org.eclipse.microprofile.health.Readiness;
 import org.idempotent.deadletter.control.DeadLetters;
+import org.idempotent.payment.control.DatabaseBreaker;
 import org.idempotent.schema.boundary.SchemaMigration;
 
-/** Ready when the schema is migrated and both the database and the broker answer: /health/ready. */
+/**
+ * Ready when the schema is migrated, both the database and the broker answer, and the database breaker is closed
+ * (consumption is not held back): /health/ready.
+ */
 @Readiness
 @ApplicationScoped
 public class ConsumerReadiness implements HealthCheck {
@@ -31,6 +37,9 @@ public class ConsumerReadiness implements HealthCheck {
     @Resource(lookup = DeadLetters.CONNECTION_FACTORY)
     ConnectionFactory connectionFactory;
 
+    @Inject
+    DatabaseBreaker breaker;
+
     @Override
     public HealthCheckResponse call() {
         HealthCheckResponseBuilder response = HealthCheckResponse.named("payment-consumer");
@@ -44,6 +53,12 @@ public class ConsumerReadiness implements HealthCheck {
             up &= valid;
         } catch (SQLException e) {
             response.withData("database", "DOWN: " + e.getMessage());
+            up = false;
+        }
+        if (breaker.isOpen()) {
+            // Consumption is held back until the breaker's own probe succeeds, whatever the check above saw.
+            response.withData("databaseBreaker", "OPEN for " + breaker.openFor().map(Duration::toSeconds).orElse(0L)
+                    + " s: " + breaker.lastProbeFailure().orElse(""));
             up = false;
         }
         try (JMSContext jms = connectionFactory.createContext()) {

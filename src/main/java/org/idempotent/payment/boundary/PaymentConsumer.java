@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.idempotent.deadletter.control.DeadLetters;
+import org.idempotent.payment.control.DatabaseBreaker;
 import org.idempotent.payment.control.PaymentEvents;
 import org.idempotent.payment.control.PaymentMetrics;
 import org.idempotent.payment.control.Payments;
@@ -64,6 +65,9 @@ public class PaymentConsumer implements MessageListener {
     @Inject
     PaymentMetrics metrics;
 
+    @Inject
+    DatabaseBreaker database;
+
     @PostConstruct
     void awaitSchema() {
         schema.awaitMigrated();
@@ -72,6 +76,8 @@ public class PaymentConsumer implements MessageListener {
     @Override
     @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
     public void onMessage(Message message) {
+        // Before the delivery counts as started: waiting out an outage is not a stuck delivery.
+        database.awaitClosed();
         long started = metrics.started();
         Outcome outcome = Outcome.FAILED;
         try {
@@ -87,15 +93,16 @@ public class PaymentConsumer implements MessageListener {
 
     private Outcome consume(Message message) throws JMSException {
         PaymentEvent event;
+        Consumed consumed;
         try {
             event = PaymentEvents.read(message);
+            consumed = payments.consume(event);
         } catch (RejectedMessage rejected) {
             deadLetters.forward(message, rejected.rejection());
             LOG.log(Level.WARNING, "Rejected message {0} ({1}), moved to {2}",
                     new Object[] {message.getJMSMessageID(), rejected.rejection(), deadLetters.queue()});
             return Outcome.REJECTED;
         }
-        Consumed consumed = payments.consume(event);
         if (consumed.outcome() == Outcome.CONFLICT) {
             deadLetters.forwardConflict(message, new Rejection(Rejection.Reason.PAYLOAD_MISMATCH, "event " + event.eventId()
                     + " was processed with payload fingerprint " + consumed.originalFingerprint() + ", this message has "

@@ -4,15 +4,15 @@ import org.eclipse.persistence.logging.JavaLog;
 import org.eclipse.persistence.logging.SessionLogEntry;
 
 /**
- * EclipseLink's log, less the stack trace it writes for every unique violation before the application sees the
- * exception. A unique violation is how a duplicate delivery shows itself: {@link PaymentProcessor} counts it and the
+ * EclipseLink's log, less the stack trace it writes for every violation of the dedup key before the application sees
+ * the exception. That violation is how a duplicate delivery shows itself: {@link PaymentProcessor} counts it and the
  * consumer logs it in one line. Everything else is logged as before.
  */
 public class DuplicateQuietLog extends JavaLog {
 
     @Override
     public void log(SessionLogEntry entry) {
-        if (entry.hasException() && PaymentProcessor.isUniqueViolation(entry.getException())) {
+        if (entry.hasException() && DatabaseFailure.of(entry.getException()).isDedupKey()) {
             return;
         }
         super.log(entry);

@@ -16,7 +16,7 @@ import jakarta.jms.JMSException;
 import jakarta.jms.Message;
 import jakarta.jms.TextMessage;
 import jakarta.json.Json;
-import jakarta.json.JsonException;
+import jakarta.json.JsonConfig;
 import jakarta.json.JsonNumber;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonReader;
@@ -51,8 +51,23 @@ public final class PaymentEvents {
     private static final BigDecimal MIN_AMOUNT = BigDecimal.valueOf(PaymentEvent.MIN_AMOUNT_CENTS);
     private static final BigDecimal MAX_AMOUNT = BigDecimal.valueOf(PaymentEvent.MAX_AMOUNT_CENTS);
 
-    // Json.createReader looks the provider up on every call; the factory is thread-safe and looked up once.
-    private static final JsonReaderFactory READERS = Json.createReaderFactory(Map.of());
+    /** Levels of nesting accepted, the body's own object included: {"x":[[1]]} has three. */
+    public static final int MAX_DEPTH = 32;
+    /** Longest number accepted anywhere in the body, in characters: an amount needs 13. */
+    public static final int MAX_NUMBER_LENGTH = 100;
+
+    /*
+     * Json.createReader looks the provider up on every call; the factory is thread-safe and looked up once. The
+     * limits are explicit, not the provider's defaults: they are part of the message contract. A duplicate key is
+     * refused, not resolved: two parsers that let different copies of "amountCents" win would disagree on a payment.
+     * The Parsson keys are what Payara's JSON-P provider reads; KEY_STRATEGY is the portable JSON-P 2.1 spelling.
+     */
+    private static final JsonReaderFactory READERS = Json.createReaderFactory(Map.of(
+            // Parsson refuses a depth equal to its limit: MAX_DEPTH levels pass, one more does not.
+            "org.eclipse.parsson.maxDepth", MAX_DEPTH + 1,
+            "org.eclipse.parsson.maxBigDecimalLength", MAX_NUMBER_LENGTH,
+            "org.eclipse.parsson.rejectDuplicateKeys", true,
+            JsonConfig.KEY_STRATEGY, JsonConfig.KeyStrategy.NONE));
 
     private PaymentEvents() {}
 
@@ -107,20 +122,31 @@ public final class PaymentEvents {
         }
     }
 
+    /**
+     * The body is in memory here, so nothing this method throws can change on a redelivery: any exception of the
+     * parser or of a value conversion is a rejection, whatever its type (Parsson's limits surface as plain
+     * RuntimeException and UnsupportedOperationException, a huge exponent as NumberFormatException). Errors pass.
+     */
     public static PaymentEvent parse(String json) {
-        JsonObject object = readObject(json);
-        UUID eventId = eventId(required(object, "eventId"));
-        String accountId = accountId(required(object, "accountId"));
-        long amountCents = amountCents(required(object, "amountCents"));
-        return new PaymentEvent(eventId, accountId, amountCents);
+        try {
+            JsonObject object = readObject(json);
+            UUID eventId = eventId(required(object, "eventId"));
+            String accountId = accountId(required(object, "accountId"));
+            long amountCents = amountCents(required(object, "amountCents"));
+            return new PaymentEvent(eventId, accountId, amountCents);
+        } catch (RejectedMessage rejected) {
+            throw rejected;
+        } catch (RuntimeException e) {
+            throw new RejectedMessage(MALFORMED_JSON, "the body cannot be read as the contract's JSON (limits: depth "
+                    + MAX_DEPTH + ", numbers of " + MAX_NUMBER_LENGTH + " characters, no duplicate keys): "
+                    + e.getClass().getSimpleName() + ": " + abbreviate(String.valueOf(e.getMessage())));
+        }
     }
 
     private static JsonObject readObject(String json) {
         JsonValue value;
         try (JsonReader reader = READERS.createReader(new StringReader(json))) {
             value = reader.readValue();
-        } catch (JsonException | IllegalStateException e) {
-            throw new RejectedMessage(MALFORMED_JSON, "the body is not JSON: " + e.getMessage());
         }
         if (value.getValueType() != JsonValue.ValueType.OBJECT) {
             throw new RejectedMessage(NOT_A_JSON_OBJECT, "the body is a JSON " + value.getValueType() + ", not an object");
@@ -152,21 +178,32 @@ public final class PaymentEvents {
     }
 
     private static long amountCents(JsonValue value) {
+        String rule = "amountCents must be an integer " + PaymentEvent.MIN_AMOUNT_CENTS + ".."
+                + PaymentEvent.MAX_AMOUNT_CENTS;
         if (value instanceof JsonNumber number) {
-            BigDecimal amount = number.bigDecimalValue();
-            boolean integer = amount.stripTrailingZeros().scale() <= 0;
-            if (integer && amount.compareTo(MIN_AMOUNT) >= 0 && amount.compareTo(MAX_AMOUNT) <= 0) {
+            BigDecimal amount;
+            try {
+                amount = number.bigDecimalValue();
+            } catch (RuntimeException e) {
+                // e.g. 1e99999999999: the exponent does not fit an int; printing the value would throw again.
+                throw new RejectedMessage(INVALID_AMOUNT, rule + ", got a number beyond BigDecimal's range ("
+                        + e.getClass().getSimpleName() + ")");
+            }
+            // Compared before anything that scales: stripTrailingZeros of 1e-999999999 would be fine, of a huge
+            // exponent slow.
+            if (amount.compareTo(MIN_AMOUNT) >= 0 && amount.compareTo(MAX_AMOUNT) <= 0
+                    && amount.stripTrailingZeros().scale() <= 0) {
                 return amount.longValueExact();
             }
         }
-        throw new RejectedMessage(
-                INVALID_AMOUNT,
-                "amountCents must be an integer " + PaymentEvent.MIN_AMOUNT_CENTS + ".." + PaymentEvent.MAX_AMOUNT_CENTS
-                        + ", got " + abbreviate(value));
+        throw new RejectedMessage(INVALID_AMOUNT, rule + ", got " + abbreviate(value));
     }
 
     private static String abbreviate(JsonValue value) {
-        String text = value.toString();
+        return abbreviate(value.toString());
+    }
+
+    private static String abbreviate(String text) {
         return text.length() <= 80 ? text : text.substring(0, 77) + "...";
     }
 

@@ -31,6 +31,8 @@ public class PaymentMetrics {
     /** How long after the original a duplicate arrived: the figure to choose a retention window by. */
     public static final String DUPLICATE_AGE = "payments.duplicate.age.seconds";
     public static final String PROCESSING = "payments.processing";
+    /** Failed database work by class (DatabaseFailure): unclassified ones are what the rules do not know yet. */
+    public static final String DATABASE_FAILURES = "payments.database.failures";
 
     /** The totals of this instance since it started. */
     public record Totals(Map<String, Long> messages, long timed, double processingMeanMillis,
@@ -40,6 +42,7 @@ public class PaymentMetrics {
     MetricRegistry registry;
 
     private final Map<Outcome, Counter> counters = new EnumMap<>(Outcome.class);
+    private final Map<DatabaseFailure.Kind, Counter> databaseFailures = new EnumMap<>(DatabaseFailure.Kind.class);
     private final Map<Thread, Long> inFlight = new ConcurrentHashMap<>();
     private Histogram duplicateAge;
     private Timer processing;
@@ -48,6 +51,12 @@ public class PaymentMetrics {
     void register() {
         for (Outcome outcome : Outcome.values()) {
             counters.put(outcome, registry.counter(MESSAGES, new Tag("outcome", outcome.name().toLowerCase())));
+        }
+        for (DatabaseFailure.Kind kind : DatabaseFailure.Kind.values()) {
+            if (kind != DatabaseFailure.Kind.DEDUP_KEY) {
+                databaseFailures.put(kind, registry.counter(DATABASE_FAILURES,
+                        new Tag("class", kind.name().toLowerCase())));
+            }
         }
         duplicateAge = registry.histogram(DUPLICATE_AGE);
         processing = registry.timer(PROCESSING);
@@ -69,6 +78,13 @@ public class PaymentMetrics {
         inFlight.remove(Thread.currentThread());
         processing.update(Duration.ofNanos(System.nanoTime() - started));
         counters.get(outcome).inc();
+    }
+
+    public void databaseFailure(DatabaseFailure.Kind kind) {
+        Counter counter = databaseFailures.get(kind);
+        if (counter != null) {
+            counter.inc();
+        }
     }
 
     public void duplicateArrived(Duration age) {

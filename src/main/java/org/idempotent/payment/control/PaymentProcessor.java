@@ -8,12 +8,12 @@ import jakarta.ejb.TransactionAttributeType;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceContext;
 import jakarta.persistence.PersistenceException;
-import java.sql.SQLException;
 import java.util.Optional;
 import java.util.UUID;
 import org.idempotent.payment.entity.Outcome;
 import org.idempotent.payment.entity.PaymentEvent;
 import org.idempotent.payment.entity.ProcessedEvent;
+import org.idempotent.payment.entity.RejectedMessage;
 
 /**
  * Applies one payment event exactly once, in one local transaction on the non-XA PostgreSQL pool.
@@ -24,8 +24,6 @@ import org.idempotent.payment.entity.ProcessedEvent;
  */
 @Stateless
 public class PaymentProcessor {
-
-    static final String UNIQUE_VIOLATION = "23505";
 
     /**
      * Creates the account with its first payment, or adds to it unless this very event was the last one applied to
@@ -55,19 +53,23 @@ public class PaymentProcessor {
         try {
             em.persist(new ProcessedEvent(event));
             em.flush();
+            int applied = em.createNativeQuery(GUARDED_UPSERT)
+                    .setParameter(1, event.accountId())
+                    .setParameter(2, event.amountCents())
+                    .setParameter(3, event.eventId())
+                    .executeUpdate();
+            return applied == 1 ? Outcome.APPLIED : Outcome.ALREADY_APPLIED;
         } catch (PersistenceException e) {
-            if (isUniqueViolation(e)) {
+            DatabaseFailure failure = DatabaseFailure.of(e);
+            if (failure.isDedupKey()) {
                 context.setRollbackOnly();
                 return Outcome.DUPLICATE;
             }
+            if (failure.kind() == DatabaseFailure.Kind.PERMANENT) {
+                throw new RejectedMessage(failure.rejection());
+            }
             throw e;
         }
-        int applied = em.createNativeQuery(GUARDED_UPSERT)
-                .setParameter(1, event.accountId())
-                .setParameter(2, event.amountCents())
-                .setParameter(3, event.eventId())
-                .executeUpdate();
-        return applied == 1 ? Outcome.APPLIED : Outcome.ALREADY_APPLIED;
     }
 
     /**
@@ -80,16 +82,4 @@ public class PaymentProcessor {
         return Optional.ofNullable(em.find(ProcessedEvent.class, eventId));
     }
 
-    /** A unique violation (SQLState 23505) anywhere in the cause chain. */
-    static boolean isUniqueViolation(Throwable failure) {
-        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-            if (cause instanceof SQLException sql && UNIQUE_VIOLATION.equals(sql.getSQLState())) {
-                return true;
-            }
-            if (cause.getCause() == cause) {
-                break;
-            }
-        }
-        return false;
-    }
 }

@@ -2,11 +2,13 @@ package org.idempotent.payment.control;
 
 import jakarta.ejb.EJB;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HexFormat;
 import org.idempotent.payment.entity.Outcome;
 import org.idempotent.payment.entity.PaymentEvent;
+import org.idempotent.payment.entity.RejectedMessage;
 
 /**
  * The one call the consumer makes per event: applies it, and if it is a duplicate, tells a true duplicate from a
@@ -31,8 +33,35 @@ public class Payments {
     @EJB
     PaymentProcessor processor;
 
+    @Inject
+    DatabaseBreaker breaker;
+
+    @Inject
+    PaymentMetrics metrics;
+
+    /**
+     * @throws RejectedMessage if the database refuses the event on every attempt (permanent: dead-letter it)
+     * @throws RuntimeException on a transient or unclassified failure, after the breaker has probed the database
+     */
     public Consumed consume(PaymentEvent event) {
-        Outcome outcome = processor.apply(event);
+        try {
+            return classify(event, processor.apply(event));
+        } catch (RejectedMessage rejected) {
+            metrics.databaseFailure(DatabaseFailure.Kind.PERMANENT);
+            throw rejected;
+        } catch (RuntimeException e) {
+            DatabaseFailure failure = DatabaseFailure.of(e);
+            metrics.databaseFailure(failure.kind());
+            if (failure.kind() == DatabaseFailure.Kind.PERMANENT) {
+                // Refused at commit (a deferred constraint): as permanent as a refused statement.
+                throw new RejectedMessage(failure.rejection());
+            }
+            breaker.failed();
+            throw e;
+        }
+    }
+
+    private Consumed classify(PaymentEvent event, Outcome outcome) {
         if (outcome != Outcome.DUPLICATE) {
             return Consumed.of(outcome);
         }

@@ -19,6 +19,12 @@ import java.util.UUID;
 @Table(name = "processed_events")
 public class ProcessedEvent {
 
+    /**
+     * The unique key whose violation means "already processed" (V1__payments.sql; PostgreSQL's name for the primary
+     * key). Only this constraint is a duplicate: a violation of any other is a refused payment.
+     */
+    public static final String DEDUP_KEY = "processed_events_pkey";
+
     @Id
     @Column(name = "event_id", nullable = false, updatable = false)
     private UUID eventId;

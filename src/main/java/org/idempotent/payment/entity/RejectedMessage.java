@@ -2,7 +2,14 @@ package org.idempotent.payment.entity;
 
 import static java.util.Objects.requireNonNull;
 
-/** Thrown when a message cannot be read as a payment event; carries the rejection to dead-letter it with. */
+import jakarta.ejb.ApplicationException;
+
+/**
+ * Thrown when a message can never become a payment: it cannot be read as a payment event, or the database refuses it
+ * on every attempt. Carries the rejection to dead-letter it with. An application exception, so that a transaction it
+ * leaves is rolled back and the exception reaches the consumer as it was thrown.
+ */
+@ApplicationException(rollback = true)
 public class RejectedMessage extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
@@ -10,8 +17,12 @@ public class RejectedMessage extends RuntimeException {
     private final transient Rejection rejection;
 
     public RejectedMessage(Rejection.Reason reason, String detail) {
-        super(reason + ": " + detail, null, false, false);
-        this.rejection = new Rejection(reason, detail);
+        this(new Rejection(reason, detail));
+    }
+
+    public RejectedMessage(Rejection rejection) {
+        super(rejection.toString(), null, false, false);
+        this.rejection = rejection;
     }
 
     public Rejection rejection() {

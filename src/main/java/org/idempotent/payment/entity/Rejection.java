@@ -17,7 +17,11 @@ public record Rejection(Reason reason, String detail) {
         INVALID_ACCOUNT_ID,
         INVALID_AMOUNT,
         /** A valid event whose ID was already processed with a different payload. */
-        PAYLOAD_MISMATCH
+        PAYLOAD_MISMATCH,
+        /** A valid event that would take the account's balance past the range of bigint (SQLState 22003). */
+        AMOUNT_OUT_OF_RANGE,
+        /** A valid event the database refuses on every attempt: any other data exception or integrity violation. */
+        REFUSED_BY_DATABASE
     }
 
     public Rejection {

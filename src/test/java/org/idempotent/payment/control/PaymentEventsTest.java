@@ -97,6 +97,54 @@ class PaymentEventsTest {
                         e -> assertThat(e.rejection().detail()).startsWith("accountId must be").hasSizeLessThan(200));
     }
 
+    /**
+     * Inputs a parser with default limits throws odd exceptions on (a RuntimeException, an
+     * UnsupportedOperationException, a NumberFormatException): each is a rejection, never a transient failure.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "unknown field nested deeper than the limit | MALFORMED_JSON",
+        "unknown field holding a 5000-digit number  | MALFORMED_JSON",
+        "amount with an exponent of 11 digits       | MALFORMED_JSON",
+        "amount with a negative huge exponent       | INVALID_AMOUNT",
+        "eventId given twice                        | MALFORMED_JSON",
+        "amountCents given twice                    | MALFORMED_JSON",
+    })
+    void hostileButWellFormedInputIsRejectedWithItsReason(String input, Reason reason) {
+        String valid = "\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":5";
+        String body = switch (input) {
+            case "unknown field nested deeper than the limit" -> "{" + valid + ",\"x\":"
+                    + "[".repeat(5000) + "]".repeat(5000) + "}";
+            case "unknown field holding a 5000-digit number" -> "{" + valid + ",\"x\":" + "7".repeat(5000) + "}";
+            case "amount with an exponent of 11 digits" -> json(ID, "a", "1e99999999999");
+            case "amount with a negative huge exponent" -> json(ID, "a", "1e-999999999");
+            case "eventId given twice" -> "{" + valid + ",\"eventId\":\"" + UUID.randomUUID() + "\"}";
+            case "amountCents given twice" -> "{" + valid + ",\"amountCents\":500000}";
+            default -> throw new IllegalArgumentException(input);
+        };
+
+        assertThatThrownBy(() -> PaymentEvents.parse(body))
+                .isInstanceOfSatisfying(RejectedMessage.class, e -> {
+                    assertThat(e.rejection().reason()).isEqualTo(reason);
+                    assertThat(e.rejection().detail()).hasSizeLessThan(400);
+                });
+    }
+
+    @Test
+    void nestingUpToTheLimitIsAcceptedAndOneLevelMoreIsNot() {
+        assertThat(PaymentEvents.parse(nested(PaymentEvents.MAX_DEPTH)).amountCents()).isEqualTo(5);
+        assertThatThrownBy(() -> PaymentEvents.parse(nested(PaymentEvents.MAX_DEPTH + 1)))
+                .isInstanceOfSatisfying(RejectedMessage.class,
+                        e -> assertThat(e.rejection().reason()).isEqualTo(Reason.MALFORMED_JSON));
+    }
+
+    /** A valid event with an unknown field of arrays, {@code levels} deep in all. */
+    private static String nested(int levels) {
+        int arrays = levels - 1;
+        return "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":5,\"x\":"
+                + "[".repeat(arrays) + "]".repeat(arrays) + "}";
+    }
+
     private static String json(String eventId, String accountId, String amount) {
         return "{\"eventId\":\"" + eventId + "\",\"accountId\":\"" + accountId + "\",\"amountCents\":" + amount + "}";
     }

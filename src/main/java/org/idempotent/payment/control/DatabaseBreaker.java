@@ -1,0 +1,196 @@
+package org.idempotent.payment.control;
+
+import jakarta.annotation.PostConstruct;
+import jakarta.annotation.Resource;
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Startup;
+import jakarta.inject.Inject;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import javax.sql.DataSource;
+import org.eclipse.microprofile.metrics.MetricRegistry;
+import org.idempotent.schema.boundary.SchemaMigration;
+
+/**
+ * Stops every session of this instance from taking work while PostgreSQL is unreachable, so that an outage longer
+ * than the broker's redelivery budget does not dead-letter what arrived during it.
+ *
+ * <p>It opens only when a probe of the database itself fails (a connection and {@code SELECT pg_is_in_recovery()},
+ * answered by a primary), never on a failed delivery alone: a failure whose probe succeeds was about that message
+ * (a serialization failure, a broken pooled connection), is rolled back and redelivered with the broker's backoff,
+ * and cannot stall the other sessions. While it is open, deliveries wait before they start: not acknowledged, not
+ * counted as failed, not in progress for the liveness check. The waiting sessions probe with backoff, one at a time,
+ * and the first success lets all of them go.
+ */
+@ApplicationScoped
+public class DatabaseBreaker {
+
+    public static final String OPEN = "payments.database.breaker.open";
+    public static final String OPEN_SECONDS = "payments.database.breaker.open.seconds";
+
+    static final String PROBE = "SELECT pg_is_in_recovery()";
+    static final Duration FIRST_BACKOFF = Duration.ofMillis(250);
+    static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
+    private static final int PROBE_TIMEOUT_SECONDS = 2;
+    private static final Logger LOG = Logger.getLogger(DatabaseBreaker.class.getName());
+
+    @Resource(lookup = SchemaMigration.DATA_SOURCE)
+    DataSource dataSource;
+
+    @Inject
+    MetricRegistry registry;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition closed = lock.newCondition();
+    /** System.nanoTime() when it opened; 0 while closed. Read without the lock on every delivery. */
+    private volatile long openedAt;
+    private long nextProbeAt;
+    private Duration backoff = FIRST_BACKOFF;
+    private boolean probing;
+    private String lastProbeFailure;
+
+    @PostConstruct
+    void registerGauges() {
+        registry.gauge(OPEN, this, breaker -> breaker.isOpen() ? 1 : 0);
+        registry.gauge(OPEN_SECONDS, this, breaker -> breaker.openFor().map(Duration::toMillis).orElse(0L) / 1000.0);
+    }
+
+    /** Observing Startup makes CDI create the bean, and register the gauges, at deployment. */
+    void registerAtStartup(@Observes Startup startup) {
+        // the work is done by the @PostConstruct method
+    }
+
+    public boolean isOpen() {
+        return openedAt != 0;
+    }
+
+    /** How long it has been open; empty while closed. */
+    public Optional<Duration> openFor() {
+        long opened = openedAt;
+        return opened == 0 ? Optional.empty() : Optional.of(Duration.ofNanos(System.nanoTime() - opened));
+    }
+
+    /** Why the last probe failed, while open. */
+    public Optional<String> lastProbeFailure() {
+        lock.lock();
+        try {
+            return isOpen() ? Optional.ofNullable(lastProbeFailure) : Optional.empty();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Returns at once while closed; while open, blocks until a probe succeeds. */
+    public void awaitClosed() {
+        if (!isOpen()) {
+            return;
+        }
+        lock.lock();
+        try {
+            while (isOpen()) {
+                long wait = nextProbeAt - System.nanoTime();
+                if (probing || wait > 0) {
+                    closed.await(probing ? MAX_BACKOFF.toNanos() : wait, TimeUnit.NANOSECONDS);
+                    continue;
+                }
+                probing = true;
+                lock.unlock();
+                Optional<String> failure;
+                try {
+                    failure = probe();
+                } finally {
+                    lock.lock();
+                    probing = false;
+                }
+                settle(failure);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for the database", e);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * A delivery failed in a way that may be the database's: probes it now, and opens if it does not answer. Returns
+     * whether it is open.
+     */
+    public boolean failed() {
+        Optional<String> failure = probe();
+        lock.lock();
+        try {
+            if (failure.isEmpty() || isOpen()) {
+                return isOpen();
+            }
+            openedAt = System.nanoTime();
+            backoff = FIRST_BACKOFF;
+            nextProbeAt = openedAt + backoff.toNanos();
+            lastProbeFailure = failure.get();
+            LOG.log(Level.WARNING, "The database does not answer ({0}): consumption waits until it does",
+                    failure.get());
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** With the lock held: the outcome of a probe made while open. */
+    private void settle(Optional<String> failure) {
+        if (failure.isEmpty()) {
+            LOG.log(Level.WARNING, "The database answers again after {0} s: consumption resumes",
+                    openFor().map(Duration::toSeconds).orElse(0L));
+            openedAt = 0;
+            lastProbeFailure = null;
+            closed.signalAll();
+            return;
+        }
+        lastProbeFailure = failure.get();
+        backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
+        nextProbeAt = System.nanoTime() + backoff.toNanos();
+        closed.signalAll(); // the others wait for the next probe time instead
+        LOG.log(Level.FINE, "Database probe failed, next in {0} ms: {1}",
+                new Object[] {backoff.toMillis(), failure.get()});
+    }
+
+    /** Empty if the primary answered; otherwise why not. A connection that failed the probe is evicted. */
+    Optional<String> probe() {
+        try (Connection connection = dataSource.getConnection()) {
+            try (Statement statement = connection.createStatement()) {
+                statement.setQueryTimeout(PROBE_TIMEOUT_SECONDS);
+                try (ResultSet row = statement.executeQuery(PROBE)) {
+                    row.next();
+                    return row.getBoolean(1) ? Optional.of("a standby answered, not the primary") : Optional.empty();
+                }
+            } catch (SQLException e) {
+                evict(connection);
+                return Optional.of(e.getMessage());
+            }
+        } catch (SQLException | RuntimeException e) {
+            return Optional.of(String.valueOf(e.getMessage()));
+        }
+    }
+
+    /**
+     * Tells the pool not to hand {@code connection} out again, through Payara's
+     * {@code com.sun.appserv.jdbc.DataSource#markConnectionAsBad}, reached by reflection because that interface is
+     * not published as a library. Without it, the pool's own validation (at most every 10 s) finds the connection.
+     */
+    void evict(Connection connection) {
+        try {
+            dataSource.getClass().getMethod("markConnectionAsBad", Connection.class).invoke(dataSource, connection);
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            LOG.log(Level.FINE, "Could not evict a failed connection; the pool's validation will: {0}", e.toString());
+        }
+    }
+}
