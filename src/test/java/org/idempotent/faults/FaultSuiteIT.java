@@ -227,9 +227,10 @@ class FaultSuiteIT {
                 PostgresServer.start();
             }
             traffic.await();
+            awaitApplied(stack, workload, 1);
+            long failed = consumer.metrics().outcome("failed") - failedBefore;
 
             Summary summary = Invariant.check("database-outage", stack, workload, started, DRAIN);
-            long failed = consumer.metrics().outcome("failed") - failedBefore;
             System.out.printf("database-outage: %d failed deliveries (%d during the outage) with %d sessions%n",
                     failed, failedDuring, sessions);
             assertThat(summary.deadLettered()).isZero();

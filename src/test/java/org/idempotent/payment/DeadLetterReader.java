@@ -4,9 +4,11 @@ import jakarta.jms.Connection;
 import jakarta.jms.JMSException;
 import jakarta.jms.Message;
 import jakarta.jms.MessageConsumer;
+import jakarta.jms.QueueBrowser;
 import jakarta.jms.Session;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.idempotent.stack.Settings;
@@ -51,6 +53,13 @@ final class DeadLetterReader implements AutoCloseable {
             throw new AssertionError("expected " + count + " dead letters for " + selector + ", got " + received.size());
         }
         return received;
+    }
+
+    /** How many messages match the selector, without taking them. */
+    int count(String selector) throws JMSException {
+        try (QueueBrowser browser = session.createBrowser(session.createQueue(queue), selector)) {
+            return Collections.list(browser.getEnumeration()).size();
+        }
     }
 
     @Override

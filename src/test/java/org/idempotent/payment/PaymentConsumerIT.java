@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.UUID;
 import org.idempotent.deadletter.control.DeadLetters;
 import org.idempotent.loadgen.PaymentProducer;
+import org.idempotent.payment.control.Payments;
 import org.idempotent.stack.Build;
 import org.idempotent.stack.FreePort;
 import org.idempotent.stack.InstanceMetrics;
@@ -200,8 +201,8 @@ class PaymentConsumerIT {
         List<Message> moved = conflicts.receive("probe = '" + probe + "'", 2, PATIENCE);
         for (Message message : moved) {
             assertThat(message.getStringProperty(DeadLetters.REASON)).isEqualTo("PAYLOAD_MISMATCH");
-            assertThat(message.getStringProperty(DeadLetters.ORIGINAL_FINGERPRINT)).hasSize(64)
-                    .isNotEqualTo(message.getStringProperty(DeadLetters.FINGERPRINT));
+            assertThat(message.getStringProperty(Payments.ORIGINAL_FINGERPRINT)).hasSize(64)
+                    .isNotEqualTo(message.getStringProperty(Payments.FINGERPRINT));
             assertThat(message.getStringProperty(DeadLetters.DETAIL)).contains(eventId.toString());
         }
         assertThat(metrics.outcome("conflict") - conflictCount).isEqualTo(2);

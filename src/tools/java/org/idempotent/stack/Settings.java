@@ -26,6 +26,7 @@ public final class Settings {
         DEFAULTS.put("PAYMENTS_QUEUE", "payments");
         DEFAULTS.put("DEAD_LETTER_QUEUE", "payments.dlq");
         DEFAULTS.put("CONFLICTS_QUEUE", "payments.conflicts");
+        DEFAULTS.put("QUARANTINE_QUEUE", "payments.quarantine");
         DEFAULTS.put("CONSUMER_MAX_SESSIONS", "8");
         DEFAULTS.put("CONSUMER_STUCK_SECONDS", "300");
         DEFAULTS.put("ADMIN_USER", "admin");

@@ -4,23 +4,30 @@ import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.jms.ConnectionFactory;
+import jakarta.jms.JMSConsumer;
 import jakarta.jms.JMSContext;
 import jakarta.jms.JMSException;
 import jakarta.jms.Message;
+import jakarta.jms.Queue;
+import jakarta.jms.QueueBrowser;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Collections;
+import java.time.Instant;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.UUID;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.idempotent.payment.control.DedupHorizon;
 import org.idempotent.payment.entity.Rejection;
 
 /**
  * Moves a message that can never succeed to the dead-letter queue at once, with the reason attached, instead of
  * letting it burn redelivery attempts; a valid event that reused an ID for a different payment goes to the conflicts
- * queue instead, where it waits for a human decision. The original body and properties travel unchanged.
+ * queue instead, and a stale one to the quarantine queue, where each waits for a human decision. The original body and properties travel unchanged.
  *
  * <p>Not atomic with the acknowledgement of the original (no XA): a crash in between redelivers the original and
  * forwards it a second time. The broker's duplicate detection drops that second copy: each forward carries
@@ -42,9 +49,13 @@ public class DeadLetters {
     public static final String REJECTED_AT = "rejectedAt";
     /** Artemis's duplicate-detection property (Message.HDR_DUPLICATE_DETECTION_ID in its client API). */
     public static final String DUPLICATE_ID = "_AMQ_DUPL_ID";
-    /** A payload mismatch's evidence: the fingerprint recorded first under the event ID, and this message's. */
-    public static final String ORIGINAL_FINGERPRINT = "originalFingerprint";
-    public static final String FINGERPRINT = "fingerprint";
+    /**
+     * The JMSTimestamp of the message as first sent, carried along by every forward (a forward re-sends, and a send
+     * rewrites JMSTimestamp): how old a replayed dead letter really is.
+     */
+    public static final String ORIGINAL_TIMESTAMP = "originalTimestamp";
+
+    private static final long REMOVE_TIMEOUT_MILLIS = 5000;
 
     @Resource(lookup = CONNECTION_FACTORY)
     ConnectionFactory connectionFactory;
@@ -57,12 +68,31 @@ public class DeadLetters {
     @ConfigProperty(name = "CONFLICTS_QUEUE")
     String conflictsQueue;
 
+    @Inject
+    @ConfigProperty(name = "QUARANTINE_QUEUE")
+    String quarantineQueue;
+
+    @Inject
+    @ConfigProperty(name = "PAYMENTS_QUEUE")
+    String paymentsQueue;
+
     public String queue() {
         return deadLetterQueue;
     }
 
     public String conflictsQueue() {
         return conflictsQueue;
+    }
+
+    public String quarantineQueue() {
+        return quarantineQueue;
+    }
+
+    /** When the message was first sent: its {@link #ORIGINAL_TIMESTAMP} if a forward carried one, else JMSTimestamp. */
+    public static Instant firstSent(Message message) throws JMSException {
+        long sent = message.propertyExists(ORIGINAL_TIMESTAMP) ? message.getLongProperty(ORIGINAL_TIMESTAMP)
+                : message.getJMSTimestamp();
+        return sent > 0 ? Instant.ofEpochMilli(sent) : null;
     }
 
     public void forward(Message message, Rejection rejection) throws JMSException {
@@ -73,6 +103,53 @@ public class DeadLetters {
     public void forwardConflict(Message message, Rejection rejection, Map<String, String> evidence)
             throws JMSException {
         send(message, rejection, evidence, conflictsQueue);
+    }
+
+    /** To the quarantine queue, with {@code evidence} (the event ID and the ages) attached as string properties. */
+    public void forwardQuarantine(Message message, Rejection rejection, Map<String, String> evidence)
+            throws JMSException {
+        send(message, rejection, evidence, quarantineQueue);
+    }
+
+    /** How many quarantined messages carry this event ID. */
+    public int quarantined(UUID eventId) throws JMSException {
+        try (JMSContext jms = connectionFactory.createContext();
+                QueueBrowser browser = jms.createBrowser(jms.createQueue(quarantineQueue), byEventId(eventId))) {
+            return Collections.list(browser.getEnumeration()).size();
+        }
+    }
+
+    /**
+     * Moves the event's quarantined messages back to the payments queue, body and properties as they are. Copy
+     * first, remove second: a crash in between leaves the message in both queues, and moving it again is harmless,
+     * since the copy carries the quarantine forward's duplicate ID and the broker drops a second one. Returns how many
+     * were moved.
+     */
+    public int releaseFromQuarantine(UUID eventId) throws JMSException {
+        int moved = 0;
+        try (JMSContext jms = connectionFactory.createContext()) {
+            Queue quarantine = jms.createQueue(quarantineQueue);
+            List<Message> waiting;
+            try (QueueBrowser browser = jms.createBrowser(quarantine, byEventId(eventId))) {
+                waiting = Collections.list(browser.getEnumeration()).stream().map(Message.class::cast).toList();
+            }
+            for (Message message : waiting) {
+                // Before the send, which gives the message object the ID of the copy.
+                String quarantinedId = message.getJMSMessageID();
+                jms.createProducer().send(jms.createQueue(paymentsQueue), message);
+                try (JMSConsumer remove = jms.createConsumer(quarantine, "JMSMessageID = '" + quarantinedId + "'")) {
+                    if (remove.receive(REMOVE_TIMEOUT_MILLIS) != null) {
+                        moved++;
+                    }
+                }
+            }
+        }
+        return moved;
+    }
+
+    /** An event ID is a canonical UUID (hex and dashes), so it is safe inside a selector literal. */
+    private static String byEventId(UUID eventId) {
+        return DedupHorizon.EVENT_ID + " = '" + eventId + "'";
     }
 
     private void send(Message message, Rejection rejection, Map<String, String> evidence, String queue)
@@ -89,6 +166,7 @@ public class DeadLetters {
         String originalDestination = String.valueOf(message.getJMSDestination());
         String originalId = message.getJMSMessageID();
         String forwardId = forwardId(originalId, queue, properties.get(REJECTED_AT));
+        long firstSent = message.getJMSTimestamp();
         // A received message has read-only properties until cleared; the body is resent as it came.
         message.clearProperties();
         for (Map.Entry<String, Object> property : properties.entrySet()) {
@@ -101,6 +179,9 @@ public class DeadLetters {
             message.setStringProperty(ORIGINAL_MESSAGE_ID, originalId);
         }
         message.setLongProperty(REJECTED_AT, System.currentTimeMillis());
+        if (!properties.containsKey(ORIGINAL_TIMESTAMP) && firstSent > 0) {
+            message.setLongProperty(ORIGINAL_TIMESTAMP, firstSent);
+        }
         for (Map.Entry<String, String> item : evidence.entrySet()) {
             message.setStringProperty(item.getKey(), item.getValue());
         }

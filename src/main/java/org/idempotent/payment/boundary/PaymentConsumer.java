@@ -10,7 +10,6 @@ import jakarta.inject.Inject;
 import jakarta.jms.JMSException;
 import jakarta.jms.Message;
 import jakarta.jms.MessageListener;
-import java.util.Map;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.idempotent.deadletter.control.DeadLetters;
@@ -18,11 +17,10 @@ import org.idempotent.payment.control.DatabaseBreaker;
 import org.idempotent.payment.control.PaymentEvents;
 import org.idempotent.payment.control.PaymentMetrics;
 import org.idempotent.payment.control.Payments;
-import org.idempotent.payment.control.Payments.Consumed;
+import org.idempotent.payment.control.Consumed;
 import org.idempotent.payment.entity.Outcome;
 import org.idempotent.payment.entity.PaymentEvent;
 import org.idempotent.payment.entity.RejectedMessage;
-import org.idempotent.payment.entity.Rejection;
 import org.idempotent.schema.boundary.SchemaMigration;
 
 /**
@@ -96,34 +94,36 @@ public class PaymentConsumer implements MessageListener {
         Consumed consumed;
         try {
             event = PaymentEvents.read(message);
-            consumed = payments.consume(event);
+            consumed = payments.consume(event, DeadLetters.firstSent(message));
         } catch (RejectedMessage rejected) {
             deadLetters.forward(message, rejected.rejection());
             LOG.log(Level.WARNING, "Rejected message {0} ({1}), moved to {2}",
                     new Object[] {message.getJMSMessageID(), rejected.rejection(), deadLetters.queue()});
             return Outcome.REJECTED;
         }
-        if (consumed.outcome() == Outcome.CONFLICT) {
-            deadLetters.forwardConflict(message, new Rejection(Rejection.Reason.PAYLOAD_MISMATCH, "event " + event.eventId()
-                    + " was processed with payload fingerprint " + consumed.originalFingerprint() + ", this message has "
-                    + consumed.fingerprint()), Map.of(
-                            DeadLetters.ORIGINAL_FINGERPRINT, consumed.originalFingerprint(),
-                            DeadLetters.FINGERPRINT, consumed.fingerprint()));
-        }
-        if (consumed.duplicateAge() != null) {
-            metrics.duplicateArrived(consumed.duplicateAge());
-        }
-        switch (consumed.outcome()) {
-            case CONFLICT -> LOG.log(Level.WARNING,
-                    "Event {0} reused for a different payment (account {1}, {2} cents): nothing applied, moved to {3}",
-                    new Object[] {event.eventId(), event.accountId(), event.amountCents(), deadLetters.conflictsQueue()});
-            case DUPLICATE -> LOG.log(Level.FINE, "Duplicate event {0} acknowledged without effect", event.eventId());
-            case ALREADY_APPLIED -> LOG.log(Level.INFO,
-                    "Event {0} had no dedup record but was already applied to account {1}; not applied again",
+        if (consumed instanceof Consumed.MovedAside aside) {
+            moveAside(message, aside);
+        } else if (consumed instanceof Consumed.Duplicate duplicate) {
+            if (duplicate.age() != null) {
+                metrics.duplicateArrived(duplicate.age());
+            }
+            LOG.log(Level.FINE, "Duplicate event {0} acknowledged without effect", event.eventId());
+        } else if (consumed.outcome() == Outcome.ALREADY_APPLIED) {
+            LOG.log(Level.INFO, "Event {0} had no dedup record but was already applied to account {1}; not applied again",
                     new Object[] {event.eventId(), event.accountId()});
-            default -> LOG.log(Level.FINEST, "Event {0} applied", event.eventId());
         }
         return consumed.outcome();
+    }
+
+    private void moveAside(Message message, Consumed.MovedAside aside) throws JMSException {
+        if (aside.outcome() == Outcome.CONFLICT) {
+            deadLetters.forwardConflict(message, aside.rejection(), aside.evidence());
+        } else {
+            deadLetters.forwardQuarantine(message, aside.rejection(), aside.evidence());
+        }
+        LOG.log(Level.WARNING, "Message {0} not applied ({1}), moved to {2}", new Object[] {message.getJMSMessageID(),
+                aside.rejection(), aside.outcome() == Outcome.CONFLICT ? deadLetters.conflictsQueue()
+                        : deadLetters.quarantineQueue()});
     }
 
     private static String messageId(Message message) {

@@ -2,6 +2,8 @@ package org.idempotent.payment.boundary;
 
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.ejb.EJB;
+import jakarta.inject.Inject;
+import jakarta.jms.JMSException;
 import jakarta.ws.rs.BadRequestException;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.FormParam;
@@ -18,15 +20,18 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.idempotent.deadletter.control.DeadLetters;
 import org.idempotent.operations.boundary.AdminApi;
 import org.idempotent.payment.control.PaymentEvents;
 import org.idempotent.payment.control.ProcessedEvents;
 import org.idempotent.payment.entity.ForgottenEvent;
 import org.idempotent.payment.entity.ProcessedEvent;
+import org.idempotent.payment.entity.ReleasedEvent;
 
 /**
- * For an administrator: whether an event was processed (when, with which payload fingerprint, and whether it was
- * ever forgotten), and "forget event" before a deliberate replay. {@code /api/admin/events/{eventId}}.
+ * For an administrator: whether an event was processed (when, with which payload fingerprint, whether it was ever
+ * forgotten or released), "forget event" before a deliberate replay, and "release" of a quarantined stale event.
+ * {@code /api/admin/events/{eventId}}.
  */
 @Path("admin/events/{eventId}")
 @RolesAllowed(AdminApi.ROLE)
@@ -44,23 +49,34 @@ public class ProcessedEventsResource {
         }
     }
 
+    public record Release(Instant releasedAt, String releasedBy, String reason, Integer messagesMoved) {
+
+        static Release of(ReleasedEvent audit, Integer moved) {
+            return new Release(audit.releasedAt(), audit.releasedBy(), audit.reason(), moved);
+        }
+    }
+
     /** fingerprint: SHA-256 of the payload first processed under the ID, hex; null for records older than V3. */
     public record EventRecord(UUID eventId, boolean processed, Instant processedAt, String fingerprint,
-            List<Forgetting> forgotten) {}
+            List<Forgetting> forgotten, List<Release> released) {}
 
     @EJB
     ProcessedEvents events;
+
+    @Inject
+    DeadLetters deadLetters;
 
     /** 200 if the event is recorded as processed, 404 if not (the body says whether it was forgotten). */
     @GET
     public Response lookup(@PathParam("eventId") String eventId) {
         UUID id = parse(eventId);
         List<Forgetting> forgotten = events.forgotten(id).stream().map(Forgetting::of).toList();
+        List<Release> released = events.released(id).stream().map(audit -> Release.of(audit, null)).toList();
         return events.find(id)
                 .map(record -> Response.ok(new EventRecord(id, true, record.processedAt(), hex(record.fingerprint()),
-                        forgotten)))
+                        forgotten, released)))
                 .orElseGet(() -> Response.status(Status.NOT_FOUND).entity(new EventRecord(id, false, null, null,
-                        forgotten)))
+                        forgotten, released)))
                 .build();
     }
 
@@ -73,14 +89,37 @@ public class ProcessedEventsResource {
     @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
     public Response forget(@PathParam("eventId") String eventId, @FormParam("reason") String reason) {
         UUID id = parse(eventId);
-        if (reason == null || reason.isBlank() || reason.length() > MAX_REASON_LENGTH) {
-            throw badRequest("a reason (form field 'reason', 1 to " + MAX_REASON_LENGTH + " characters) is required");
-        }
-        return events.forget(id, reason.strip())
+        return events.forget(id, requireReason(reason))
                 .map(audit -> Response.ok(Forgetting.of(audit)))
                 .orElseGet(() -> Response.status(Status.NOT_FOUND)
                         .entity(Map.of("error", "event " + id + " is not recorded as processed; nothing to forget")))
                 .build();
+    }
+
+    /**
+     * Releases the event's quarantined (STALE) messages: records who decided it and why, then moves them back to the
+     * payments queue, where they are applied unless the event's dedup record exists. 404 if none is quarantined.
+     */
+    @POST
+    @Path("release")
+    @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
+    public Response release(@PathParam("eventId") String eventId, @FormParam("reason") String reason)
+            throws JMSException {
+        UUID id = parse(eventId);
+        String given = requireReason(reason);
+        if (deadLetters.quarantined(id) == 0) {
+            return Response.status(Status.NOT_FOUND).entity(Map.of("error", "no message of event " + id + " is in "
+                    + deadLetters.quarantineQueue() + "; nothing to release")).build();
+        }
+        ReleasedEvent audit = events.release(id, given);
+        return Response.ok(Release.of(audit, deadLetters.releaseFromQuarantine(id))).build();
+    }
+
+    private static String requireReason(String reason) {
+        if (reason == null || reason.isBlank() || reason.length() > MAX_REASON_LENGTH) {
+            throw badRequest("a reason (form field 'reason', 1 to " + MAX_REASON_LENGTH + " characters) is required");
+        }
+        return reason.strip();
     }
 
     private static UUID parse(String eventId) {

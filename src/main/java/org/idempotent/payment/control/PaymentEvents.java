@@ -6,6 +6,7 @@ import static org.idempotent.payment.entity.Rejection.Reason.INVALID_ACCOUNT_ID;
 import static org.idempotent.payment.entity.Rejection.Reason.INVALID_AMOUNT;
 import static org.idempotent.payment.entity.Rejection.Reason.INVALID_ENCODING;
 import static org.idempotent.payment.entity.Rejection.Reason.INVALID_EVENT_ID;
+import static org.idempotent.payment.entity.Rejection.Reason.INVALID_OCCURRED_AT;
 import static org.idempotent.payment.entity.Rejection.Reason.MALFORMED_JSON;
 import static org.idempotent.payment.entity.Rejection.Reason.MISSING_FIELD;
 import static org.idempotent.payment.entity.Rejection.Reason.NOT_A_JSON_OBJECT;
@@ -29,6 +30,9 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.format.DateTimeParseException;
 import java.util.Map;
 import java.util.UUID;
 import java.util.regex.Pattern;
@@ -37,8 +41,9 @@ import org.idempotent.payment.entity.RejectedMessage;
 import org.idempotent.payment.entity.Rejection;
 
 /**
- * Reads the message contract: a UTF-8 JSON object {@code {"eventId","accountId","amountCents"}} in a TextMessage or a
- * BytesMessage; unknown fields are ignored. Anything else is a {@link RejectedMessage} naming the reason.
+ * Reads the message contract: a UTF-8 JSON object {@code {"eventId","accountId","amountCents"}} and, from contract
+ * version 2, an optional {@code "occurredAt"}, in a TextMessage or a BytesMessage; unknown fields are ignored.
+ * Anything else is a {@link RejectedMessage} naming the reason.
  */
 public final class PaymentEvents {
 
@@ -133,7 +138,7 @@ public final class PaymentEvents {
             UUID eventId = eventId(required(object, "eventId"));
             String accountId = accountId(required(object, "accountId"));
             long amountCents = amountCents(required(object, "amountCents"));
-            return new PaymentEvent(eventId, accountId, amountCents);
+            return new PaymentEvent(eventId, accountId, amountCents, occurredAt(object.get("occurredAt")));
         } catch (RejectedMessage rejected) {
             throw rejected;
         } catch (RuntimeException e) {
@@ -197,6 +202,22 @@ public final class PaymentEvents {
             }
         }
         throw new RejectedMessage(INVALID_AMOUNT, rule + ", got " + abbreviate(value));
+    }
+
+    /** Optional (contract version 2): an RFC 3339 date-time with an offset, e.g. 2026-12-01T08:15:30.250Z. */
+    private static Instant occurredAt(JsonValue value) {
+        if (value == null || value.getValueType() == JsonValue.ValueType.NULL) {
+            return null;
+        }
+        String rule = "occurredAt must be an RFC 3339 date-time with an offset, got " + abbreviate(value);
+        if (!(value instanceof JsonString string)) {
+            throw new RejectedMessage(INVALID_OCCURRED_AT, rule);
+        }
+        try {
+            return OffsetDateTime.parse(string.getString()).toInstant();
+        } catch (DateTimeParseException e) {
+            throw new RejectedMessage(INVALID_OCCURRED_AT, rule + " (" + e.getMessage() + ")");
+        }
     }
 
     private static String abbreviate(JsonValue value) {

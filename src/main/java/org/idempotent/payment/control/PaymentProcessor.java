@@ -82,4 +82,12 @@ public class PaymentProcessor {
         return Optional.ofNullable(em.find(ProcessedEvent.class, eventId));
     }
 
+    /** Whether an administrator released the event from quarantine: only asked for an event past the horizon. */
+    @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
+    public boolean released(UUID eventId) {
+        return em.createQuery("SELECT count(r) FROM ReleasedEvent r WHERE r.eventId = :eventId", Long.class)
+                .setParameter("eventId", eventId)
+                .getSingleResult() > 0;
+    }
+
 }

@@ -6,32 +6,36 @@ import jakarta.inject.Inject;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HexFormat;
+import java.util.Map;
+import java.util.Optional;
 import org.idempotent.payment.entity.Outcome;
 import org.idempotent.payment.entity.PaymentEvent;
+import org.idempotent.payment.entity.ProcessedEvent;
 import org.idempotent.payment.entity.RejectedMessage;
+import org.idempotent.payment.entity.Rejection;
 
 /**
  * The one call the consumer makes per event: applies it, and if it is a duplicate, tells a true duplicate from a
  * producer that reused the ID for a different payment. No transaction of its own: {@link PaymentProcessor#apply} has
  * committed or rolled back before the original record is read, so the read cannot widen the race. A plain CDI bean,
  * not an EJB: it needs no transaction, so it should not cost a container invocation per message.
+ *
+ * <p>An event older than the {@link DedupHorizon} is judged before anything is written: if its record is still there,
+ * it is a duplicate like any other; if not, it may be a duplicate whose record retention purged, so it is quarantined
+ * unless an administrator released it.
  */
 @ApplicationScoped
 public class Payments {
 
-    /**
-     * The outcome; for a {@link Outcome#CONFLICT}, the fingerprints of the original and of this event (hex); for a
-     * {@link Outcome#DUPLICATE} whose original is still recorded, how long after it this copy came.
-     */
-    public record Consumed(Outcome outcome, String originalFingerprint, String fingerprint, Duration duplicateAge) {
-
-        static Consumed of(Outcome outcome) {
-            return new Consumed(outcome, null, null, null);
-        }
-    }
+    /** A payload mismatch's evidence: the fingerprint recorded first under the event ID, and this message's. */
+    public static final String ORIGINAL_FINGERPRINT = "originalFingerprint";
+    public static final String FINGERPRINT = "fingerprint";
 
     @EJB
     PaymentProcessor processor;
+
+    @Inject
+    DedupHorizon horizon;
 
     @Inject
     DatabaseBreaker breaker;
@@ -40,12 +44,29 @@ public class Payments {
     PaymentMetrics metrics;
 
     /**
+     * @param firstSent when the message was first sent (see {@link DedupHorizon}); null if unknown
      * @throws RejectedMessage if the database refuses the event on every attempt (permanent: dead-letter it)
      * @throws RuntimeException on a transient or unclassified failure, after the breaker has probed the database
      */
-    public Consumed consume(PaymentEvent event) {
+    public Consumed consume(PaymentEvent event, Instant firstSent) {
         try {
-            return classify(event, processor.apply(event));
+            Optional<Consumed.MovedAside> stale = horizon.stale(event, firstSent, Instant.now());
+            if (stale.isPresent()) {
+                Optional<ProcessedEvent> original = processor.original(event.eventId());
+                if (original.isPresent()) {
+                    return afterDuplicate(event, original.get());
+                }
+                if (!processor.released(event.eventId())) {
+                    return stale.get();
+                }
+            }
+            Outcome outcome = processor.apply(event);
+            if (outcome != Outcome.DUPLICATE) {
+                return new Consumed.Done(outcome);
+            }
+            return processor.original(event.eventId())
+                    .map(original -> afterDuplicate(event, original))
+                    .orElseGet(() -> new Consumed.Duplicate(null));
         } catch (RejectedMessage rejected) {
             metrics.databaseFailure(DatabaseFailure.Kind.PERMANENT);
             throw rejected;
@@ -61,16 +82,15 @@ public class Payments {
         }
     }
 
-    private Consumed classify(PaymentEvent event, Outcome outcome) {
-        if (outcome != Outcome.DUPLICATE) {
-            return Consumed.of(outcome);
+    private static Consumed afterDuplicate(PaymentEvent event, ProcessedEvent original) {
+        if (!original.conflictsWith(event)) {
+            return new Consumed.Duplicate(Duration.between(original.processedAt(), Instant.now()));
         }
-        return processor.original(event.eventId())
-                .map(original -> original.conflictsWith(event)
-                        ? new Consumed(Outcome.CONFLICT, HexFormat.of().formatHex(original.fingerprint()),
-                                HexFormat.of().formatHex(event.fingerprint()), null)
-                        : new Consumed(Outcome.DUPLICATE, null, null,
-                                Duration.between(original.processedAt(), Instant.now())))
-                .orElse(Consumed.of(Outcome.DUPLICATE));
+        String originalFingerprint = HexFormat.of().formatHex(original.fingerprint());
+        String fingerprint = HexFormat.of().formatHex(event.fingerprint());
+        Rejection mismatch = new Rejection(Rejection.Reason.PAYLOAD_MISMATCH, "event " + event.eventId()
+                + " was processed with payload fingerprint " + originalFingerprint + ", this message has " + fingerprint);
+        return new Consumed.MovedAside(Outcome.CONFLICT, mismatch,
+                Map.of(ORIGINAL_FINGERPRINT, originalFingerprint, FINGERPRINT, fingerprint));
     }
 }

@@ -13,8 +13,12 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.idempotent.payment.entity.ForgottenEvent;
 import org.idempotent.payment.entity.ProcessedEvent;
+import org.idempotent.payment.entity.ReleasedEvent;
 
-/** An administrator's view of the dedup records: look one up, or forget one so that a replay is applied again. */
+/**
+ * An administrator's view of the dedup records: look one up, forget one so that a replay is applied again, or
+ * release a quarantined stale event so that it is applied (the dedup insert still guards it).
+ */
 @Stateless
 public class ProcessedEvents {
 
@@ -59,5 +63,26 @@ public class ProcessedEvents {
         LOG.log(Level.WARNING, "Event {0} forgotten by {1} ({2}): its next delivery will be applied again",
                 new Object[] {eventId, audit.forgottenBy(), reason});
         return Optional.of(audit);
+    }
+
+    public List<ReleasedEvent> released(UUID eventId) {
+        return em.createQuery("SELECT r FROM ReleasedEvent r WHERE r.eventId = :eventId ORDER BY r.id",
+                        ReleasedEvent.class)
+                .setParameter("eventId", eventId)
+                .getResultList();
+    }
+
+    /**
+     * Records that the caller released the event from quarantine: from now on a stale delivery of it is applied
+     * unless its dedup record exists. Moving the message back is the caller's next step, after this commits.
+     */
+    public ReleasedEvent release(UUID eventId, String reason) {
+        ReleasedEvent audit = new ReleasedEvent(eventId, context.getCallerPrincipal().getName(), reason);
+        em.persist(audit);
+        em.flush();
+        em.refresh(audit);
+        LOG.log(Level.WARNING, "Event {0} released from quarantine by {1} ({2}): its stale delivery will be applied",
+                new Object[] {eventId, audit.releasedBy(), reason});
+        return audit;
     }
 }

@@ -16,6 +16,11 @@ public enum Outcome {
      * Nothing applied; the message is dead-lettered with both fingerprints.
      */
     CONFLICT,
+    /**
+     * Older than the dedup horizon and without a dedup record: perhaps a duplicate whose record was purged. Nothing
+     * applied; moved to the quarantine queue until an administrator releases it.
+     */
+    QUARANTINED,
     /** The message is not a valid payment event: dead-lettered with its reason, nothing applied. */
     REJECTED,
     /** A transient failure: rolled back, the broker redelivers it. */

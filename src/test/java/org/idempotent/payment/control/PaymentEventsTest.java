@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.UUID;
 import org.idempotent.payment.entity.PaymentEvent;
 import org.idempotent.payment.entity.RejectedMessage;
@@ -22,6 +23,29 @@ class PaymentEventsTest {
                 "{\"eventId\":\"" + ID + "\",\"accountId\":\"acct_1.a:b-c\",\"amountCents\":500,\"currency\":\"EUR\"}");
 
         assertThat(event).isEqualTo(new PaymentEvent(UUID.fromString(ID), "acct_1.a:b-c", 500));
+    }
+
+    @Test
+    void occurredAtOfContractVersionTwoIsReadWithItsOffset() {
+        PaymentEvent event = PaymentEvents.parse("{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":5,"
+                + "\"occurredAt\":\"2026-11-30T23:30:00.250+01:00\"}");
+
+        assertThat(event.occurredAt()).isEqualTo(Instant.parse("2026-11-30T22:30:00.250Z"));
+        assertThat(PaymentEvents.parse(json(ID, "a", "5")).occurredAt()).as("version 1: none").isNull();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', quoteCharacter = '`', value = {
+        "`\"2026-11-30T23:30:00\"` ",
+        "`\"yesterday\"`",
+        "`1764545400000`",
+        "`[\"2026-11-30T23:30:00Z\"]`",
+    })
+    void occurredAtThatIsNotAnOffsetDateTimeIsRejected(String value) {
+        String body = "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":5,\"occurredAt\":" + value + "}";
+
+        assertThatThrownBy(() -> PaymentEvents.parse(body)).isInstanceOfSatisfying(RejectedMessage.class,
+                e -> assertThat(e.rejection().reason()).isEqualTo(Reason.INVALID_OCCURRED_AT));
     }
 
     @Test

@@ -1,0 +1,189 @@
+package org.idempotent.payment;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import jakarta.jms.JMSException;
+import jakarta.jms.Message;
+import jakarta.jms.TextMessage;
+import jakarta.json.JsonObject;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.UUID;
+import org.idempotent.deadletter.control.DeadLetters;
+import org.idempotent.loadgen.PaymentProducer;
+import org.idempotent.payment.control.DedupHorizon;
+import org.idempotent.stack.AdminClient;
+import org.idempotent.stack.Build;
+import org.idempotent.stack.FreePort;
+import org.idempotent.stack.InstanceMetrics;
+import org.idempotent.stack.Ledger;
+import org.idempotent.stack.PayaraMicroProcess;
+import org.idempotent.stack.Settings;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Deliveries older than the dedup horizon (RETENTION_DAYS 14 less a day: 13 days) may be duplicates whose record
+ * retention purged: without a dedup record they are quarantined, not applied, until an administrator releases them.
+ */
+class StaleDeliveryIT {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(60);
+    private static final Duration HORIZON = Duration.ofDays(13);
+
+    private static Settings settings;
+    private static PayaraMicroProcess micro;
+    private static InstanceMetrics metrics;
+    private static Ledger ledger;
+    private static DeadLetterReader quarantine;
+    private static AdminClient admin;
+
+    @BeforeAll
+    static void startConsumer() throws JMSException {
+        settings = Settings.fromEnvironment()
+                .with("PAYMENTS_QUEUE", "payments.stale-it")
+                .with("HTTP_PORT", String.valueOf(FreePort.find()));
+        micro = PayaraMicroProcess.start("stale-it", settings, Build.WAR, false).awaitReady(Duration.ofMinutes(3));
+        metrics = new InstanceMetrics(micro);
+        ledger = new Ledger(settings);
+        quarantine = new DeadLetterReader(settings, settings.get("QUARANTINE_QUEUE"));
+        admin = AdminClient.as(micro, settings.get("ADMIN_USER"), settings.get("ADMIN_PASSWORD"));
+    }
+
+    @AfterAll
+    static void stopConsumer() throws JMSException {
+        if (quarantine != null) {
+            quarantine.close();
+        }
+        if (micro != null) {
+            micro.close();
+        }
+    }
+
+    @Test
+    void anEventJustPastTheHorizonWithoutADedupRecordIsQuarantinedAsStaleWithBothAges() throws JMSException {
+        String account = account();
+        UUID eventId = UUID.randomUUID();
+        long quarantined = metrics.outcome("quarantined");
+
+        String probe = send(eventId, account, 300, Instant.now().minus(HORIZON).minus(Duration.ofHours(1)), null);
+
+        Message moved = quarantine.receive("probe = '" + probe + "'", 1, PATIENCE).get(0);
+        assertThat(moved.getStringProperty(DeadLetters.REASON)).isEqualTo("STALE");
+        assertThat(moved.getStringProperty(DedupHorizon.EVENT_ID)).isEqualTo(eventId.toString());
+        assertThat(Long.parseLong(moved.getStringProperty(DedupHorizon.OCCURRED_AGE_SECONDS)))
+                .isGreaterThan(HORIZON.toSeconds());
+        assertThat(Long.parseLong(moved.getStringProperty(DedupHorizon.MESSAGE_AGE_SECONDS))).isLessThan(600);
+        assertThat(moved.getStringProperty(DedupHorizon.HORIZON_SECONDS)).isEqualTo(String.valueOf(HORIZON.toSeconds()));
+        assertThat(metrics.outcome("quarantined") - quarantined).isEqualTo(1);
+        assertThat(ledger.balance(account)).isNull();
+        assertThat(ledger.isProcessed(eventId)).isFalse();
+    }
+
+    @Test
+    void anEventJustInsideTheHorizonIsApplied() throws JMSException {
+        String account = account();
+
+        send(UUID.randomUUID(), account, 400, Instant.now().minus(HORIZON).plus(Duration.ofHours(1)), null);
+
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(400));
+    }
+
+    @Test
+    void aStaleCopyWhoseDedupRecordIsStillThereIsAPlainDuplicate() throws JMSException {
+        String account = account();
+        UUID eventId = UUID.randomUUID();
+        send(eventId, account, 500, null, null);
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(500));
+        long duplicates = metrics.outcome("duplicate");
+        long quarantined = metrics.outcome("quarantined");
+
+        send(eventId, account, 500, Instant.now().minus(Duration.ofDays(40)), null);
+
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1));
+        assertThat(metrics.outcome("quarantined")).isEqualTo(quarantined);
+        assertThat(ledger.balance(account)).isEqualTo(500);
+    }
+
+    /**
+     * A version 1 event has no occurredAt: the time it was first sent counts, which a dead-letter forward carries as
+     * originalTimestamp (a replayed dead letter is re-sent, and the send stamps a new JMSTimestamp).
+     */
+    @Test
+    void aReplayedDeadLetterOfVersionOneIsJudgedByWhenItWasFirstSent() throws JMSException {
+        String account = account();
+        UUID eventId = UUID.randomUUID();
+        long firstSent = Instant.now().minus(Duration.ofDays(20)).toEpochMilli();
+
+        String probe = send(eventId, account, 600, null, firstSent);
+
+        Message moved = quarantine.receive("probe = '" + probe + "'", 1, PATIENCE).get(0);
+        assertThat(moved.getStringProperty(DeadLetters.REASON)).isEqualTo("STALE");
+        assertThat(moved.propertyExists(DedupHorizon.OCCURRED_AGE_SECONDS)).isFalse();
+        assertThat(moved.getLongProperty(DeadLetters.ORIGINAL_TIMESTAMP)).as("kept, not restamped").isEqualTo(firstSent);
+        assertThat(ledger.balance(account)).isNull();
+    }
+
+    /** Release is audited like forget; the released message is applied once, and a second release finds nothing. */
+    @Test
+    void aReleasedStaleEventIsAppliedOnceAndTheReleaseIsAudited() throws Exception {
+        String account = account();
+        UUID eventId = UUID.randomUUID();
+        String probe = send(eventId, account, 700, Instant.now().minus(Duration.ofDays(30)), null);
+        await().atMost(PATIENCE).until(() -> quarantineHolds(probe));
+        String release = "/admin/events/" + eventId + "/release";
+
+        assertThat(admin.postForm(release, Map.of()).statusCode()).as("no reason given").isEqualTo(400);
+        assertThat(AdminClient.anonymous(micro).postForm(release, Map.of("reason", "x")).statusCode()).isEqualTo(401);
+        HttpResponse<String> released = admin.postForm(release, Map.of("reason", "archive replay checked by hand"));
+
+        assertThat(released.statusCode()).as(released.body()).isEqualTo(200);
+        JsonObject audit = AdminClient.json(released);
+        assertThat(audit.getString("releasedBy")).isEqualTo(settings.get("ADMIN_USER"));
+        assertThat(audit.getString("reason")).isEqualTo("archive replay checked by hand");
+        assertThat(audit.getInt("messagesMoved")).isEqualTo(1);
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(700));
+        assertThat(ledger.isProcessed(eventId)).isTrue();
+        assertThat(admin.postForm(release, Map.of("reason", "again")).statusCode()).as("nothing left to release")
+                .isEqualTo(404);
+        JsonObject lookup = AdminClient.json(admin.get("/admin/events/" + eventId));
+        assertThat(lookup.getJsonArray("released")).hasSize(1);
+
+        // The same stale event sent once more is now a plain duplicate: release did not bypass the dedup.
+        long duplicates = metrics.outcome("duplicate");
+        send(eventId, account, 700, Instant.now().minus(Duration.ofDays(30)), null);
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1));
+        assertThat(ledger.balance(account)).isEqualTo(700);
+    }
+
+    private static boolean quarantineHolds(String probe) throws JMSException {
+        return quarantine.count("probe = '" + probe + "'") == 1;
+    }
+
+    /** Sends the event with a probe property; occurredAt and an originalTimestamp property when given. */
+    private static String send(UUID eventId, String account, long amount, Instant occurredAt, Long originalTimestamp)
+            throws JMSException {
+        String json = PaymentProducer.json(eventId, account, amount);
+        if (occurredAt != null) {
+            json = json.substring(0, json.length() - 1) + ",\"occurredAt\":\"" + occurredAt + "\"}";
+        }
+        String probe = UUID.randomUUID().toString();
+        try (PaymentProducer producer = new PaymentProducer(settings)) {
+            TextMessage message = producer.session().createTextMessage(json);
+            message.setStringProperty("probe", probe);
+            if (originalTimestamp != null) {
+                message.setLongProperty(DeadLetters.ORIGINAL_TIMESTAMP, originalTimestamp);
+            }
+            producer.send(message);
+        }
+        return probe;
+    }
+
+    private static String account() {
+        return "stale-" + UUID.randomUUID().toString().substring(0, 8);
+    }
+}

@@ -1,0 +1,70 @@
+package org.idempotent.payment.control;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.UUID;
+import org.idempotent.payment.entity.Outcome;
+import org.idempotent.payment.entity.PaymentEvent;
+import org.idempotent.payment.entity.Rejection.Reason;
+import org.junit.jupiter.api.Test;
+
+class DedupHorizonTest {
+
+    private static final Instant NOW = Instant.parse("2026-12-01T12:00:00Z");
+    private static final Duration HORIZON = Duration.ofDays(13);
+
+    private final DedupHorizon horizon = new DedupHorizon();
+
+    DedupHorizonTest() {
+        horizon.retentionDays = () -> 14;
+    }
+
+    @Test
+    void theHorizonIsTheRetentionWindowLessADay() {
+        assertThat(horizon.horizon()).isEqualTo(HORIZON);
+    }
+
+    @Test
+    void anEventOccurredPastTheHorizonIsStaleAndOneJustInsideIsNot() {
+        assertThat(horizon.stale(event(NOW.minus(HORIZON).minusSeconds(1)), NOW, NOW)).isPresent();
+        assertThat(horizon.stale(event(NOW.minus(HORIZON).plusSeconds(1)), NOW, NOW)).isEmpty();
+    }
+
+    @Test
+    void withoutOccurredAtTheFirstSendDecides() {
+        assertThat(horizon.stale(event(null), NOW.minus(HORIZON).minusSeconds(1), NOW)).isPresent();
+        assertThat(horizon.stale(event(null), NOW.minus(HORIZON).plusSeconds(1), NOW)).isEmpty();
+        assertThat(horizon.stale(event(null), null, NOW)).as("no time known: judged by the dedup table").isEmpty();
+    }
+
+    @Test
+    void theOlderOfTheTwoTimesDecides() {
+        assertThat(horizon.stale(event(NOW.minusSeconds(60)), NOW.minus(Duration.ofDays(20)), NOW)).isPresent();
+        assertThat(horizon.stale(event(NOW.minus(Duration.ofDays(20))), NOW.minusSeconds(60), NOW)).isPresent();
+    }
+
+    @Test
+    void aTimeInTheFutureCountsAsAgeZero() {
+        assertThat(horizon.stale(event(NOW.plus(Duration.ofDays(400))), NOW.plus(Duration.ofDays(400)), NOW)).isEmpty();
+    }
+
+    @Test
+    void theQuarantineCarriesTheReasonAndBothAges() {
+        PaymentEvent event = event(NOW.minus(Duration.ofDays(20)));
+
+        Consumed.MovedAside stale = horizon.stale(event, NOW.minus(Duration.ofDays(15)), NOW).orElseThrow();
+
+        assertThat(stale.outcome()).isEqualTo(Outcome.QUARANTINED);
+        assertThat(stale.rejection().reason()).isEqualTo(Reason.STALE);
+        assertThat(stale.evidence()).containsEntry(DedupHorizon.EVENT_ID, event.eventId().toString())
+                .containsEntry(DedupHorizon.OCCURRED_AGE_SECONDS, String.valueOf(Duration.ofDays(20).toSeconds()))
+                .containsEntry(DedupHorizon.MESSAGE_AGE_SECONDS, String.valueOf(Duration.ofDays(15).toSeconds()))
+                .containsEntry(DedupHorizon.HORIZON_SECONDS, String.valueOf(HORIZON.toSeconds()));
+    }
+
+    private static PaymentEvent event(Instant occurredAt) {
+        return new PaymentEvent(UUID.randomUUID(), "acct", 100, occurredAt);
+    }
+}
