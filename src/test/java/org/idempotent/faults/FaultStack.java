@@ -6,6 +6,7 @@ import java.nio.file.Files;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import javax.management.JMException;
@@ -24,6 +25,8 @@ import org.idempotent.stack.Settings;
 final class FaultStack implements AutoCloseable {
 
     private static final Duration START_TIMEOUT = Duration.ofMinutes(3);
+    private static final String DUPLICATES = "duplicates";
+    private static final String REDELIVERIES = "redeliveries";
 
     private final Settings settings;
     private final List<Instance> instances = new ArrayList<>();
@@ -37,6 +40,8 @@ final class FaultStack implements AutoCloseable {
         private final Settings settings;
         private PayaraMicroProcess process;
         private int starts;
+        /** Counters of earlier incarnations, read just before each kill. */
+        private final Map<String, Long> carried = new HashMap<>();
 
         private Instance(String name, Settings settings) {
             this.name = name;
@@ -64,10 +69,28 @@ final class FaultStack implements AutoCloseable {
             starts++;
         }
 
-        /** kill -9 and start again: no shutdown hook, no clean close of any connection. */
+        /**
+         * kill -9 and start again: no shutdown hook, no clean close of any connection. The counters are read just
+         * before the kill, so what the dead JVM counted in the last milliseconds is missing from {@link #total}.
+         */
         void crashAndRestart() {
+            InstanceMetrics metrics = metrics();
+            long duplicates = metrics.outcome("duplicate");
+            long redeliveries = metrics.redeliveries();
             process.kill();
+            carried.merge(DUPLICATES, duplicates, Long::sum);
+            carried.merge(REDELIVERIES, redeliveries, Long::sum);
             start();
+        }
+
+        /** Duplicates counted by every incarnation of this instance so far (a running one must be up). */
+        long duplicates() {
+            return carried.getOrDefault(DUPLICATES, 0L) + metrics().outcome("duplicate");
+        }
+
+        /** Deliveries the broker marked as redelivered, over every incarnation so far. */
+        long redeliveries() {
+            return carried.getOrDefault(REDELIVERIES, 0L) + metrics().redeliveries();
         }
 
         void stop() {

@@ -36,16 +36,20 @@ import org.idempotent.stack.Settings;
 final class Invariant {
 
     static final Path REPORT = Path.of("target", "fault-suite.txt");
-    private static final String HEADER = String.format("%-18s %7s %8s %8s %10s %8s %5s %7s %8s",
-            "scenario", "sent", "distinct", "applied", "duplicates", "dead", "lost", "twice", "seconds");
+    private static final String HEADER = String.format("%-18s %7s %8s %8s %10s %11s %8s %5s %7s %8s",
+            "scenario", "sent", "distinct", "applied", "duplicates", "redelivered", "dead", "lost", "twice", "seconds");
 
-    /** One row of the suite's summary. {@code twice}: accounts whose balance exceeds the sum of their events. */
-    record Summary(String scenario, int sent, int distinct, long applied, long duplicatesAbsorbed, long deadLettered,
-            long lost, long twice, double seconds) {
+    /**
+     * One row of the suite's summary. {@code duplicatesAbsorbed} and {@code redelivered}: as the instances counted
+     * them ({@code duplicate} outcomes, deliveries the broker marked as redelivered), over every incarnation.
+     * {@code twice}: accounts whose balance exceeds the sum of their events.
+     */
+    record Summary(String scenario, int sent, int distinct, long applied, long duplicatesAbsorbed, long redelivered,
+            long deadLettered, long lost, long twice, double seconds) {
 
         String row() {
-            return String.format("%-18s %7d %8d %8d %10d %8d %5d %7d %8.1f", scenario, sent, distinct, applied,
-                    duplicatesAbsorbed, deadLettered, lost, twice, seconds);
+            return String.format("%-18s %7d %8d %8d %10d %11d %8d %5d %7d %8.1f", scenario, sent, distinct, applied,
+                    duplicatesAbsorbed, redelivered, deadLettered, lost, twice, seconds);
         }
     }
 
@@ -66,6 +70,9 @@ final class Invariant {
             // Not yet a verdict: the checks below say what is missing.
         }
         double seconds = (System.nanoTime() - startedNanos) / 1e9;
+        long duplicates = stack.instances().stream().mapToLong(FaultStack.Instance::duplicates).sum();
+        long redelivered = stack.instances().stream().mapToLong(FaultStack.Instance::redeliveries).sum();
+        boolean killed = stack.instances().stream().anyMatch(instance -> instance.starts() > 1);
         stack.stopInstances();
 
         long waiting = stack.messageCount(queue);
@@ -77,11 +84,15 @@ final class Invariant {
         long twice = expected.entrySet().stream()
                 .filter(e -> balances.getOrDefault(e.getKey(), 0L) > e.getValue()).count();
         Map<UUID, String> dead = new HashMap<>();
-        int unexpectedDead = drainDeadLetters(settings, dead);
+        int unexpectedDead = drain(settings, settings.get("DEAD_LETTER_QUEUE"), dead);
+        Map<UUID, String> conflicts = new HashMap<>();
+        int unexpectedConflicts = drain(settings, settings.get("CONFLICTS_QUEUE"), conflicts);
+        Map<UUID, String> quarantined = new HashMap<>();
+        int unexpectedQuarantined = drain(settings, settings.get("QUARANTINE_QUEUE"), quarantined);
 
         Summary summary = new Summary(scenario, workload.items().size(), workload.distinct().size(), applied,
-                workload.validMessages() - applied, dead.size() + unexpectedDead, workload.distinct().size() - applied,
-                twice, seconds);
+                duplicates, redelivered, dead.size() + unexpectedDead, workload.distinct().size() - applied, twice,
+                seconds);
         report(summary);
 
         assertThat(summary.lost()).as("events lost").isZero();
@@ -91,6 +102,13 @@ final class Invariant {
         assertThat(rows).as("processed_events holds exactly the distinct valid events").isEqualTo(workload.distinct().size());
         assertThat(waiting).as("messages left on the queue, waiting or stuck in delivery").isZero();
         assertThat(unexpectedDead).as("valid messages dead-lettered").isZero();
+        assertThat(conflicts.size() + unexpectedConflicts).as("messages moved to the conflicts queue").isZero();
+        assertThat(quarantined.size() + unexpectedQuarantined).as("messages quarantined").isZero();
+        if (!killed) {
+            // A JVM killed mid-run takes the last milliseconds of its counts with it; these ran to the end.
+            assertThat(duplicates).as("every built-in copy absorbed as a duplicate, counted by the instances")
+                    .isGreaterThanOrEqualTo(workload.validMessages() - workload.distinct().size());
+        }
         Map<UUID, String> expectedDead = new HashMap<>();
         workload.poison().forEach((probe, kind) -> expectedDead.put(probe, kind.reason().name()));
         assertThat(dead).as("the dead-letter queue holds exactly the poison sent, each with its reason")
@@ -129,14 +147,17 @@ final class Invariant {
         return balances;
     }
 
-    /** Takes everything off the dead-letter queue: poison by probe with its reason; returns how many had no probe. */
-    private static int drainDeadLetters(Settings settings, Map<UUID, String> dead) throws JMSException {
+    /**
+     * Takes everything off the queue: poison by probe with its reason; returns how many had no probe, or a probe seen
+     * before (a message moved aside twice).
+     */
+    private static int drain(Settings settings, String queueName, Map<UUID, String> dead) throws JMSException {
         int unexpected = 0;
         try (Connection connection = new ActiveMQConnectionFactory(settings.brokerUrl(), settings.get("BROKER_USER"),
                 settings.get("BROKER_PASSWORD")).createConnection()) {
             connection.start();
             Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
-            var queue = session.createQueue(settings.get("DEAD_LETTER_QUEUE"));
+            var queue = session.createQueue(queueName);
             int available;
             try (QueueBrowser browser = session.createBrowser(queue)) {
                 available = Collections.list((Enumeration<?>) browser.getEnumeration()).size();

@@ -380,6 +380,8 @@ class PaymentConsumerIT {
                     + "\"],\"amountCents\":5}"), probe, "array-account", expectedReasons, "INVALID_ACCOUNT_ID");
             sendProbe(producer, session.createTextMessage("{\"eventId\":\"" + validId + "\",\"accountId\":\"" + account
                     + "\",\"amountCents\":true}"), probe, "boolean-amount", expectedReasons, "INVALID_AMOUNT");
+            sendProbe(producer, session.createTextMessage("{" + valid + ",\"occurredAt\":\"last tuesday\"}"), probe,
+                    "bad-occurred-at", expectedReasons, "INVALID_OCCURRED_AT");
             BytesMessage latin1 = session.createBytesMessage();
             latin1.writeBytes(PaymentProducer.json(validId, "caf\u00e9", 5).getBytes(StandardCharsets.ISO_8859_1));
             sendProbe(producer, latin1, probe, "latin1", expectedReasons, "INVALID_ENCODING");

@@ -60,23 +60,26 @@ class RetentionIT {
         }
     }
 
+    /** The window's edge to the hour: a row an hour past it is purged, a row an hour short of it is kept. */
     @Test
     void expiredRowsArePurgedAcrossBatchesAndYoungerOnesKept() {
         admin.postJson("/admin/retention/purge");
         ledger.insertProcessed(25_000, EXPIRED);
-        ledger.insertProcessed(700, WINDOW.minusDays(1));
+        ledger.insertProcessed(500, WINDOW.plusHours(1));
+        ledger.insertProcessed(700, WINDOW.minusHours(1));
 
         JsonObject run = admin.postJson("/admin/retention/purge");
 
         assertThat(run.getString("outcome")).isEqualTo("COMPLETED");
-        assertThat(run.getJsonNumber("rowsDeleted").longValue()).isEqualTo(25_000);
+        assertThat(run.getJsonNumber("rowsDeleted").longValue()).isEqualTo(25_500);
         assertThat(run.getInt("batches")).isEqualTo(26);
         assertThat(ledger.processedAged(WINDOW, Duration.ofDays(365))).isZero();
-        assertThat(ledger.processedAged(WINDOW.minusDays(2), WINDOW)).isGreaterThanOrEqualTo(700);
+        assertThat(ledger.processedAged(WINDOW.minusHours(2), WINDOW)).as("an hour short of the window: kept")
+                .isEqualTo(700);
         JsonObject status = jakarta.json.Json.createReader(new StringReader(admin.get("/admin/retention").body()))
                 .readObject();
-        assertThat(status.getJsonObject("lastRun").getJsonNumber("rowsDeleted").longValue()).isEqualTo(25_000);
-        assertThat(new InstanceMetrics(micro).gauge("retention_purged_rows_total")).isGreaterThanOrEqualTo(25_000);
+        assertThat(status.getJsonObject("lastRun").getJsonNumber("rowsDeleted").longValue()).isEqualTo(25_500);
+        assertThat(new InstanceMetrics(micro).gauge("retention_purged_rows_total")).isGreaterThanOrEqualTo(25_500);
     }
 
     @Test
@@ -138,6 +141,23 @@ class RetentionIT {
         assertThat(AdminClient.as(micro, settings.get("ADMIN_USER"), "not-the-password").get("/admin/retention")
                 .statusCode()).isEqualTo(401);
         assertThat(admin.get("/admin/retention").statusCode()).isEqualTo(200);
+    }
+
+    /** A second instance whose schedule fires every 5 seconds: the timer itself purges, nobody calls the API. */
+    @Test
+    void theTimerPurgesOnItsScheduleWithoutBeingAsked() throws Exception {
+        Settings firing = settings.with("RETENTION_SCHEDULE", "second=*/5;minute=*;hour=*")
+                .with("HTTP_PORT", String.valueOf(FreePort.find()));
+        ledger.insertProcessed(2_000, EXPIRED);
+        try (PayaraMicroProcess timed = PayaraMicroProcess.start("retention-timer-it", firing, Build.WAR, false)) {
+            timed.awaitReady(Duration.ofMinutes(3));
+
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> ledger.processedAged(WINDOW, Duration.ofDays(365)) == 0);
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
+                    new InstanceMetrics(timed).gauge("retention_purged_rows_total")).isGreaterThanOrEqualTo(2_000));
+            assertThat(Files.readString(timed.log())).as("purged by its own timer").contains("Purge COMPLETED");
+        }
     }
 
     /** A second instance, configured with a window that a late redelivery could outlast. */

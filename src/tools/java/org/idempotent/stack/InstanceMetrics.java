@@ -30,6 +30,11 @@ public final class InstanceMetrics {
         return (long) Double.parseDouble(m.group(1));
     }
 
+    /** Deliveries the broker marked as redelivered (payments_redeliveries_total). */
+    public long redeliveries() {
+        return (long) gauge("payments_redeliveries_total");
+    }
+
     /** Any application metric without tags, by its Prometheus name. */
     public double gauge(String name) {
         Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "\\{[^}]*} ([0-9.E+-]+)$")

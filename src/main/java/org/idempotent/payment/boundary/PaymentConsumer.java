@@ -13,11 +13,11 @@ import jakarta.jms.MessageListener;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.idempotent.deadletter.control.DeadLetters;
+import org.idempotent.payment.control.Consumed;
 import org.idempotent.payment.control.DatabaseBreaker;
 import org.idempotent.payment.control.PaymentEvents;
 import org.idempotent.payment.control.PaymentMetrics;
 import org.idempotent.payment.control.Payments;
-import org.idempotent.payment.control.Consumed;
 import org.idempotent.payment.entity.Outcome;
 import org.idempotent.payment.entity.PaymentEvent;
 import org.idempotent.payment.entity.RejectedMessage;
@@ -79,6 +79,9 @@ public class PaymentConsumer implements MessageListener {
         long started = metrics.started();
         Outcome outcome = Outcome.FAILED;
         try {
+            if (message.getJMSRedelivered()) {
+                metrics.redelivered();
+            }
             outcome = consume(message);
         } catch (JMSException | RuntimeException e) {
             LOG.log(Level.WARNING, "Message {0} failed (delivery {1}); the broker will redeliver it: {2}",
@@ -96,9 +99,10 @@ public class PaymentConsumer implements MessageListener {
             event = PaymentEvents.read(message);
             consumed = payments.consume(event, DeadLetters.firstSent(message));
         } catch (RejectedMessage rejected) {
+            String id = message.getJMSMessageID(); // the forward gives the message object its copy's ID
             deadLetters.forward(message, rejected.rejection());
             LOG.log(Level.WARNING, "Rejected message {0} ({1}), moved to {2}",
-                    new Object[] {message.getJMSMessageID(), rejected.rejection(), deadLetters.queue()});
+                    new Object[] {id, rejected.rejection(), deadLetters.queue()});
             return Outcome.REJECTED;
         }
         if (consumed instanceof Consumed.MovedAside aside) {
@@ -116,14 +120,14 @@ public class PaymentConsumer implements MessageListener {
     }
 
     private void moveAside(Message message, Consumed.MovedAside aside) throws JMSException {
+        String id = message.getJMSMessageID();
         if (aside.outcome() == Outcome.CONFLICT) {
             deadLetters.forwardConflict(message, aside.rejection(), aside.evidence());
         } else {
             deadLetters.forwardQuarantine(message, aside.rejection(), aside.evidence());
         }
-        LOG.log(Level.WARNING, "Message {0} not applied ({1}), moved to {2}", new Object[] {message.getJMSMessageID(),
-                aside.rejection(), aside.outcome() == Outcome.CONFLICT ? deadLetters.conflictsQueue()
-                        : deadLetters.quarantineQueue()});
+        LOG.log(Level.WARNING, "Message {0} not applied ({1}), moved to {2}", new Object[] {id, aside.rejection(),
+                aside.outcome() == Outcome.CONFLICT ? deadLetters.conflictsQueue() : deadLetters.quarantineQueue()});
     }
 
     private static String messageId(Message message) {

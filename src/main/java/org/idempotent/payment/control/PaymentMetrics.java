@@ -31,6 +31,11 @@ public class PaymentMetrics {
     /** How long after the original a duplicate arrived: the figure to choose a retention window by. */
     public static final String DUPLICATE_AGE = "payments.duplicate.age.seconds";
     public static final String PROCESSING = "payments.processing";
+    /**
+     * Deliveries the broker marked as redelivered (a rollback, a consumer that died or lost its connection before
+     * acknowledging): the work a crash or an outage caused, apart from producers' resends.
+     */
+    public static final String REDELIVERIES = "payments.redeliveries";
     /** Failed database work by class (DatabaseFailure): unclassified ones are what the rules do not know yet. */
     public static final String DATABASE_FAILURES = "payments.database.failures";
 
@@ -44,6 +49,7 @@ public class PaymentMetrics {
     private final Map<Outcome, Counter> counters = new EnumMap<>(Outcome.class);
     private final Map<DatabaseFailure.Kind, Counter> databaseFailures = new EnumMap<>(DatabaseFailure.Kind.class);
     private final Map<Thread, Long> inFlight = new ConcurrentHashMap<>();
+    private Counter redeliveries;
     private Histogram duplicateAge;
     private Timer processing;
 
@@ -58,6 +64,7 @@ public class PaymentMetrics {
                         new Tag("class", kind.name().toLowerCase())));
             }
         }
+        redeliveries = registry.counter(REDELIVERIES);
         duplicateAge = registry.histogram(DUPLICATE_AGE);
         processing = registry.timer(PROCESSING);
     }
@@ -78,6 +85,10 @@ public class PaymentMetrics {
         inFlight.remove(Thread.currentThread());
         processing.update(Duration.ofNanos(System.nanoTime() - started));
         counters.get(outcome).inc();
+    }
+
+    public void redelivered() {
+        redeliveries.inc();
     }
 
     public void databaseFailure(DatabaseFailure.Kind kind) {
