@@ -158,6 +158,18 @@ class StaleDeliveryIT {
         send(eventId, account, 700, Instant.now().minus(Duration.ofDays(30)), null);
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1));
         assertThat(ledger.balance(account)).isEqualTo(700);
+
+        // Two weeks on, retention has purged its record and the release has lapsed with the horizon: another stale
+        // copy is quarantined again, not applied a second time. (Another payment first, so that the account's
+        // last-event guard cannot be what stops it.)
+        send(UUID.randomUUID(), account, 1, null, null);
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(701));
+        ledger.forget(eventId);
+        ledger.ageReleases(eventId, HORIZON.plusHours(1));
+        String late = send(eventId, account, 700, Instant.now().minus(Duration.ofDays(30)), null);
+        assertThat(quarantine.receive("probe = '" + late + "'", 1, PATIENCE).get(0).getStringProperty(DeadLetters.REASON))
+                .isEqualTo("STALE");
+        assertThat(ledger.balance(account)).isEqualTo(701);
     }
 
     private static boolean quarantineHolds(String probe) throws JMSException {

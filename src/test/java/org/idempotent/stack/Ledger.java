@@ -109,6 +109,12 @@ public final class Ledger {
                 + "((classid::bigint << 32) | objid::bigint) = ?", 0x726574656e74696fL) > 0;
     }
 
+    /** Makes the event's releases from quarantine look {@code age} old. */
+    public void ageReleases(UUID eventId, Duration age) {
+        update("UPDATE released_events SET released_at = now() - make_interval(secs => ?) WHERE event_id = ?",
+                (double) age.toSeconds(), eventId);
+    }
+
     /** Sets an account's balance directly, creating the account if needed. */
     public void setBalance(String account, long balance) {
         update("INSERT INTO accounts (id, balance_cents, updated_at) VALUES (?, ?, now()) "

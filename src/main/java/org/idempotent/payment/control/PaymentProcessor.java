@@ -8,6 +8,8 @@ import jakarta.ejb.TransactionAttributeType;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceContext;
 import jakarta.persistence.PersistenceException;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.Optional;
 import java.util.UUID;
 import org.idempotent.payment.entity.Outcome;
@@ -82,11 +84,18 @@ public class PaymentProcessor {
         return Optional.ofNullable(em.find(ProcessedEvent.class, eventId));
     }
 
-    /** Whether an administrator released the event from quarantine: only asked for an event past the horizon. */
+    /**
+     * Whether an administrator released the event from quarantine since {@code since}: only asked for an event past
+     * the horizon. A release counts for one horizon only: the copy it moved back is applied within seconds and
+     * recorded, and once retention has purged that record, a release still in force would let a later stale copy
+     * through a second time.
+     */
     @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
-    public boolean released(UUID eventId) {
-        return em.createQuery("SELECT count(r) FROM ReleasedEvent r WHERE r.eventId = :eventId", Long.class)
+    public boolean released(UUID eventId, Instant since) {
+        return em.createQuery("SELECT count(r) FROM ReleasedEvent r WHERE r.eventId = :eventId AND r.releasedAt > :since",
+                        Long.class)
                 .setParameter("eventId", eventId)
+                .setParameter("since", since.atOffset(ZoneOffset.UTC))
                 .getSingleResult() > 0;
     }
 

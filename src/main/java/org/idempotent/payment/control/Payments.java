@@ -50,13 +50,14 @@ public class Payments {
      */
     public Consumed consume(PaymentEvent event, Instant firstSent) {
         try {
-            Optional<Consumed.MovedAside> stale = horizon.stale(event, firstSent, Instant.now());
+            Instant now = Instant.now();
+            Optional<Consumed.MovedAside> stale = horizon.stale(event, firstSent, now);
             if (stale.isPresent()) {
                 Optional<ProcessedEvent> original = processor.original(event.eventId());
                 if (original.isPresent()) {
                     return afterDuplicate(event, original.get());
                 }
-                if (!processor.released(event.eventId())) {
+                if (!processor.released(event.eventId(), now.minus(horizon.horizon()))) {
                     return stale.get();
                 }
             }
