@@ -7,9 +7,9 @@ import jakarta.enterprise.event.Observes;
 import jakarta.enterprise.event.Startup;
 import jakarta.inject.Inject;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -166,9 +166,9 @@ public class DatabaseBreaker {
     /** Empty if the primary answered; otherwise why not. A connection that failed the probe is evicted. */
     Optional<String> probe() {
         try (Connection connection = dataSource.getConnection()) {
-            try (Statement statement = connection.createStatement()) {
+            try (PreparedStatement statement = connection.prepareStatement(PROBE)) {
                 statement.setQueryTimeout(PROBE_TIMEOUT_SECONDS);
-                try (ResultSet row = statement.executeQuery(PROBE)) {
+                try (ResultSet row = statement.executeQuery()) {
                     row.next();
                     return row.getBoolean(1) ? Optional.of("a standby answered, not the primary") : Optional.empty();
                 }
