@@ -1,16 +1,21 @@
 #!/bin/sh
-# Sets up a running Payara Server 6 domain for the payment consumer, from scratch:
+# Sets up a running Payara Server 6 domain for the payment consumer. The PostgreSQL database must exist (the script
+# checks, and stops before deploying if it cannot connect). Run it again at any time, also after a failure half-way:
+# it converges on the same domain (see README, Payara Server).
 #
 #   ASADMIN=/opt/payara6/bin/asadmin ADMIN_PORT=4848 DB_PASSWORD=... BROKER_PASSWORD=... ADMIN_PASSWORD=... \
 #   POSTGRESQL_JAR=target/runtime/postgresql.jar ARTEMIS_RAR=target/runtime/artemis-ra.rar \
 #   WAR=target/payment-consumer.war server-config/setup-payara-server.sh
 #
-# It runs, in one asadmin session: the PostgreSQL driver as a common library; the database and broker passwords as
+# It runs, in asadmin sessions: the PostgreSQL driver as a common library; the database and broker passwords as
 # password aliases (payments-db-password, payments-broker-password), so that no password is stored in domain.xml;
 # then the resources of post-boot-commands.asadmin (the same file Payara Micro boots with; its ${ENV=NAME:default}
-# values are taken from this environment, the passwords replaced by ${ALIAS=...}); and finally the WAR.
-# Every other setting is an environment variable, as in the README's configuration table. The secrets are written to
-# files only for the duration of the run, readable by this user alone.
+# values are taken from this environment, the passwords replaced by ${ALIAS=...}); a ping of the JDBC pool; and
+# finally the WAR. Whatever a previous run created is removed first (the application, its resources, the resource
+# adapter) and created again from this environment, so a rerun applies changed settings too. Every other setting is
+# an environment variable, as in the README's configuration table. The secrets are written to files only for the
+# duration of the run, readable by this user alone. ASADMIN_OPTIONS is passed to every asadmin call (for example
+# "--user admin --passwordfile /path/to/file" for a domain whose administrator has a password).
 set -eu
 
 : "${ASADMIN:?set ASADMIN to the asadmin of the Payara Server installation}"
@@ -31,10 +36,68 @@ printf 'AS_ADMIN_ALIASPASSWORD=%s\n' "$DB_PASSWORD" > "$work/db-password"
 printf 'AS_ADMIN_ALIASPASSWORD=%s\n' "$BROKER_PASSWORD" > "$work/broker-password"
 printf 'AS_ADMIN_USERPASSWORD=%s\n' "$ADMIN_PASSWORD" > "$work/admin-password"
 
+# Runs the commands of file $1 in one asadmin session and prints their output. multimode goes on after a failed
+# command, and its exit code does not always say so: its output does.
+session() {
+    status=0
+    "$ASADMIN" --host "$ADMIN_HOST" --port "$ADMIN_PORT" ${ASADMIN_OPTIONS:-} multimode --file "$1" \
+        > "$1.out" 2>&1 || status=$?
+    cat "$1.out"
+    if [ "$status" -ne 0 ] || grep -q "^Command .* failed" "$1.out"; then
+        return 1
+    fi
+}
+
+# 1. What a previous run left: one session of list commands; each line of an answer is filed under its command.
+cat > "$work/inventory" <<'EOF'
+list-libraries --type common
+list-password-aliases
+list-applications
+list-connector-resources
+list-connector-connection-pools
+list-jdbc-resources
+list-jdbc-connection-pools
+list-resource-adapter-configs
+list-file-users
+EOF
+if ! session "$work/inventory" > /dev/null; then
+    cat "$work/inventory.out"
+    echo "setup-payara-server.sh: cannot read the domain at $ADMIN_HOST:$ADMIN_PORT (see above)" >&2
+    exit 1
+fi
+awk '/^Command [^ ]+ executed successfully/ { for (i = 0; i < n; i++) print $2 "\t" held[i]; n = 0; next }
+     { held[n++] = $1 }' "$work/inventory.out" > "$work/inventory.found"
+# has COMMAND NAME: whether COMMAND listed NAME.
+has() {
+    grep -q -x -F "$(printf '%s\t%s' "$1" "$2")" "$work/inventory.found"
+}
+# when COMMAND NAME LINE: LINE if COMMAND listed NAME; unless: LINE if it did not.
+when() {
+    if has "$1" "$2"; then echo "$3"; fi
+}
+unless() {
+    if ! has "$1" "$2"; then echo "$3"; fi
+}
+
+# 2. Remove it, dependants first, then create everything from this environment.
 {
-    echo "add-library --type common $POSTGRESQL_JAR"
-    echo "create-password-alias --passwordfile $work/db-password payments-db-password"
-    echo "create-password-alias --passwordfile $work/broker-password payments-broker-password"
+    when list-password-aliases payments-db-password \
+        "update-password-alias --passwordfile $work/db-password payments-db-password"
+    unless list-password-aliases payments-db-password \
+        "create-password-alias --passwordfile $work/db-password payments-db-password"
+    when list-password-aliases payments-broker-password \
+        "update-password-alias --passwordfile $work/broker-password payments-broker-password"
+    unless list-password-aliases payments-broker-password \
+        "create-password-alias --passwordfile $work/broker-password payments-broker-password"
+    unless list-libraries "$(basename "$POSTGRESQL_JAR")" "add-library --type common $POSTGRESQL_JAR"
+    when list-applications payment-consumer "undeploy payment-consumer"
+    when list-connector-resources jms/paymentsConnectionFactory "delete-connector-resource jms/paymentsConnectionFactory"
+    when list-connector-connection-pools payments-jms-pool "delete-connector-connection-pool payments-jms-pool"
+    when list-jdbc-resources jdbc/payments "delete-jdbc-resource jdbc/payments"
+    when list-jdbc-connection-pools payments-pool "delete-jdbc-connection-pool payments-pool"
+    when list-applications artemis-ra "undeploy artemis-ra"
+    when list-resource-adapter-configs artemis-ra "delete-resource-adapter-config artemis-ra"
+    when list-file-users "${ADMIN_USER:-admin}" "delete-file-user ${ADMIN_USER:-admin}"
     # ${ENV=NAME:default} -> the environment's value, else the default; comments dropped; and since multimode reads
     # a backslash as an escape (Payara Micro's post-boot reader does not), an escaped '\=' is written '\\='.
     DB_PASSWORD='${ALIAS=payments-db-password}' BROKER_PASSWORD='${ALIAS=payments-broker-password}' \
@@ -42,14 +105,17 @@ printf 'AS_ADMIN_USERPASSWORD=%s\n' "$ADMIN_PASSWORD" > "$work/admin-password"
         perl -ne 'next if /^\s*(#|$)/; s/\$\{ENV=([A-Z_]+):([^}]*)\}/exists $ENV{$1} ? $ENV{$1} : $2/ge;
                   s/\\/\\\\/g; print' \
         "$here/post-boot-commands.asadmin"
-    echo "deploy --name payment-consumer --contextroot payment-consumer $WAR"
-} > "$work/setup.asadmin"
+} > "$work/resources"
+session "$work/resources" || { echo "setup-payara-server.sh: a command failed (see above); run it again once fixed" >&2; exit 1; }
 
-# multimode goes on after a failed command, and its exit code does not always say so: its output does.
-"$ASADMIN" --host "$ADMIN_HOST" --port "$ADMIN_PORT" ${ASADMIN_OPTIONS:-} multimode --file "$work/setup.asadmin" \
-    > "$work/output" 2>&1 || status=$?
-cat "$work/output"
-if [ "${status:-0}" -ne 0 ] || grep -q "^Command .* failed" "$work/output"; then
-    echo "setup-payara-server.sh: a command failed (see above)" >&2
+# 3. The database must answer before the application deploys (it migrates the schema at start).
+echo "ping-connection-pool payments-pool" > "$work/ping"
+if ! session "$work/ping"; then
+    echo "setup-payara-server.sh: PostgreSQL database '${DB_NAME:-payments}' on ${DB_HOST:-localhost}:${DB_PORT:-5432}" \
+        "does not answer (see above). Create it (createdb -h ${DB_HOST:-localhost} -U ${DB_USER:-postgres}" \
+        "${DB_NAME:-payments}) or fix DB_*, then run this script again." >&2
     exit 1
 fi
+
+echo "deploy --name payment-consumer --contextroot payment-consumer $WAR" > "$work/deploy"
+session "$work/deploy" || { echo "setup-payara-server.sh: the deployment failed (see above); run it again once fixed" >&2; exit 1; }

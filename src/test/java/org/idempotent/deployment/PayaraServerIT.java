@@ -2,6 +2,7 @@ package org.idempotent.deployment;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -43,11 +44,18 @@ class PayaraServerIT {
             .resolve("payara6");
     private static final Path SCREENSHOTS = Path.of("target", "payara-server-console");
     private static final Duration PATIENCE = Duration.ofMinutes(2);
+    /** Every setting the application reads (README, Configuration): each a domain property after the setup. */
+    private static final List<String> CONFIG_KEYS = List.of("PAYMENTS_QUEUE", "DEAD_LETTER_QUEUE", "CONFLICTS_QUEUE",
+            "QUARANTINE_QUEUE", "CONSUMER_MAX_SESSIONS", "CONSUMER_STUCK_SECONDS", "RETENTION_DAYS",
+            "RETENTION_BATCH_SIZE", "RETENTION_TIME_BUDGET_SECONDS", "RETENTION_SCHEDULE",
+            "BROKER_MAX_DELIVERY_ATTEMPTS", "BROKER_MAX_REDELIVERY_DELAY_SECONDS", "DLQ_REPLAY_DAYS");
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     private static Settings settings;
     private static PayaraServerDomain domain;
     private static PayaraInstance server;
+    private static String missingDatabaseSetup;
+    private static String secondSetup;
 
     @BeforeAll
     static void setUpDomain() throws Exception {
@@ -64,7 +72,14 @@ class PayaraServerIT {
         environment.put("POSTGRESQL_JAR", Build.POSTGRESQL_DRIVER.toString());
         environment.put("ARTEMIS_RAR", Build.RAR.toString());
         environment.put("WAR", Build.WAR.toString());
+        // First against a database that does not exist: it stops before deploying and says what to do.
+        Map<String, String> missingDatabase = new HashMap<>(environment);
+        missingDatabase.put("DB_NAME", "payments_it_server_missing");
+        missingDatabaseSetup = assertThrows(IllegalStateException.class,
+                () -> Commands.run(List.of("server-config/setup-payara-server.sh"), missingDatabase)).getMessage();
         Commands.run(List.of("server-config/setup-payara-server.sh"), environment);
+        // Run again on the domain it just set up: it converges, and exits 0.
+        secondSetup = Commands.run(List.of("server-config/setup-payara-server.sh"), environment);
 
         await().atMost(PATIENCE).ignoreExceptions().untilAsserted(() -> {
             HttpResponse<String> ready = HTTP.send(HttpRequest.newBuilder(server.uri("/health/ready")).build(),
@@ -102,6 +117,36 @@ class PayaraServerIT {
     }
 
     @Test
+    void theSetupStopsBeforeDeployingWhenTheDatabaseDoesNotExist() {
+        assertThat(missingDatabaseSetup).contains("payments_it_server_missing", "does not answer", "createdb")
+                .doesNotContain("Application deployed with name payment-consumer");
+    }
+
+    /**
+     * The second and third runs of the setup replaced what the runs before created, rather than failing on it (the
+     * first of them half-way: after the resources, before the deployment).
+     */
+    @Test
+    void theSetupRunAgainConvergesOnTheSameDomain() throws Exception {
+        assertThat(secondSetup).contains("Command undeploy executed successfully",
+                "Command delete-jdbc-connection-pool executed successfully",
+                "Command update-password-alias executed successfully", "Command deploy executed successfully")
+                .doesNotContain("failed");
+        assertThat(Files.readString(domain.domainXml())).containsOnlyOnce(" jndi-name=\"jdbc/payments\"")
+                .containsOnlyOnce(" name=\"payments-jms-pool\"").containsOnlyOnce(" name=\"payments-pool\"");
+    }
+
+    /** Every health endpoint answers 200 on Payara Server too (the liveness setting comes from the domain). */
+    @Test
+    void healthEndpointsAnswer200() throws Exception {
+        for (String path : List.of("/health", "/health/live", "/health/ready")) {
+            HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(server.uri(path)).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(response.statusCode()).as(path + ": " + response.body()).isEqualTo(200);
+        }
+    }
+
+    @Test
     void passwordsAreStoredAsAliasesNotInDomainXml() throws Exception {
         String domainXml = Files.readString(domain.domainXml());
 
@@ -127,6 +172,15 @@ class PayaraServerIT {
             assertListed(browser, console + "/jca/connectorConnectionPools.jsf", "payments-jms-pool", "connector-pools");
             assertListed(browser, console + "/jca/connectorResources.jsf", "jms/paymentsConnectionFactory",
                     "connector-resources");
+            // Configurations > server-config > MicroProfile > Config, Property tab, source "domain": every key, each
+            // in an editable name field of the page's property table.
+            browser.get(console + "/microprofile/microprofile/specs/configAPI/propertyConfiguration.jsf"
+                    + "?source=domain&configName=server-config");
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
+                    .until(() -> !propertyNames(browser).isEmpty());
+            Files.write(SCREENSHOTS.resolve("microprofile-config.png"),
+                    ((TakesScreenshot) browser).getScreenshotAs(OutputType.BYTES));
+            assertThat(propertyNames(browser)).as("the domain's MicroProfile Config properties").containsAll(CONFIG_KEYS);
         } finally {
             browser.quit();
         }
@@ -139,6 +193,12 @@ class PayaraServerIT {
         Files.write(SCREENSHOTS.resolve(screenshot + ".png"),
                 ((TakesScreenshot) browser).getScreenshotAs(OutputType.BYTES));
         assertThat(mainTableRows(browser, name)).as("%s lists %s", page, name).hasSize(1);
+    }
+
+    /** The names in the property table's row headers, which the console shows as text fields. */
+    private static List<String> propertyNames(WebDriver browser) {
+        return browser.findElements(By.xpath("//table[contains(concat(' ', @class, ' '), ' Tbl_sun4 ')]//tr/th//input"))
+                .stream().map(field -> field.getAttribute("value")).toList();
     }
 
     /**
