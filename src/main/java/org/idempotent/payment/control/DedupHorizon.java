@@ -8,6 +8,8 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.idempotent.payment.entity.Outcome;
 import org.idempotent.payment.entity.PaymentEvent;
@@ -37,12 +39,34 @@ public class DedupHorizon {
     public static final String MESSAGE_AGE_SECONDS = "messageAgeSeconds";
     public static final String HORIZON_SECONDS = "horizonSeconds";
 
+    private static final Logger LOG = Logger.getLogger(DedupHorizon.class.getName());
+
     @Inject
     @ConfigProperty(name = RetentionPolicy.WINDOW_DAYS)
     Provider<Integer> retentionDays;
 
+    /** Until the setting is first read: the shortest horizon, which quarantines more rather than apply blindly. */
+    private volatile Duration horizon = MARGIN;
+    private volatile boolean unreadable;
+
+    /**
+     * The window less the margin, but never under the margin itself: a window of a day or less (which retention refuses
+     * to purge with, see RetentionPolicy) must not make every delivery stale. A setting that cannot be read keeps the
+     * last horizon, logged once: a typo in the configuration must not fail every delivery.
+     */
     public Duration horizon() {
-        return Duration.ofDays(retentionDays.get()).minus(MARGIN);
+        try {
+            Duration lessMargin = Duration.ofDays(retentionDays.get()).minus(MARGIN);
+            horizon = lessMargin.compareTo(MARGIN) < 0 ? MARGIN : lessMargin;
+            unreadable = false;
+        } catch (RuntimeException e) {
+            if (!unreadable) {
+                unreadable = true;
+                LOG.log(Level.SEVERE, "{0} cannot be read ({1}): the dedup horizon stays {2} h",
+                        new Object[] {RetentionPolicy.WINDOW_DAYS, e.getMessage(), horizon.toHours()});
+            }
+        }
+        return horizon;
     }
 
     /** The STALE rejection and its evidence, if either time of the event is past the horizon. */

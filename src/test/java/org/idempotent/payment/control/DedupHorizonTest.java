@@ -27,6 +27,25 @@ class DedupHorizonTest {
     }
 
     @Test
+    void aWindowOfADayOrLessDoesNotMakeEveryDeliveryStale() {
+        horizon.retentionDays = () -> 1;
+
+        assertThat(horizon.horizon()).isEqualTo(DedupHorizon.MARGIN);
+        assertThat(horizon.stale(event(NOW.minusSeconds(3600)), NOW.minusSeconds(3600), NOW)).isEmpty();
+    }
+
+    @Test
+    void anUnreadableWindowKeepsTheLastHorizonInsteadOfFailingTheDelivery() {
+        assertThat(horizon.horizon()).isEqualTo(HORIZON);
+        horizon.retentionDays = () -> {
+            throw new IllegalArgumentException("RETENTION_DAYS=fourteen is not an integer");
+        };
+
+        assertThat(horizon.horizon()).isEqualTo(HORIZON);
+        assertThat(horizon.stale(event(NOW.minus(Duration.ofDays(12))), NOW, NOW)).isEmpty();
+    }
+
+    @Test
     void anEventOccurredPastTheHorizonIsStaleAndOneJustInsideIsNot() {
         assertThat(horizon.stale(event(NOW.minus(HORIZON).minusSeconds(1)), NOW, NOW)).isPresent();
         assertThat(horizon.stale(event(NOW.minus(HORIZON).plusSeconds(1)), NOW, NOW)).isEmpty();
