@@ -74,7 +74,7 @@ class DockerFilesIT {
         assertThat((Map<String, Object>) compose.get("volumes")).containsKeys("postgres-data", "broker-data");
         assertThat(volumes(services.get("postgres"))).contains("postgres-data:/var/lib/postgresql/data");
         assertThat(volumes(services.get("broker"))).contains("broker-data:/var/lib/artemis-instance/data",
-                "../server-config/broker.xml:/var/lib/artemis-instance/etc-override/broker.xml:ro");
+                "../server-config/artemis/broker.xml:/var/lib/artemis-instance/etc-override/broker.xml:ro");
         for (String volume : volumes(services.get("broker"))) {
             if (volume.startsWith("../")) {
                 assertThat(Path.of("docker").resolve(volume.split(":")[0])).as(volume).isRegularFile();

@@ -61,7 +61,7 @@ class PayaraServerIT {
     static void setUpDomain() throws Exception {
         settings = Settings.fromEnvironment()
                 .with("DB_NAME", "payments_it_server")
-                .with("PAYMENTS_QUEUE", "payments.server-it");
+                .with("PAYMENTS_QUEUE", "it.server");
         Database.recreate(settings);
         domain = PayaraServerDomain.createAndStart(INSTALLATION, Path.of("target", "payara-server-domains").toAbsolutePath());
         server = path -> URI.create("http://localhost:" + domain.httpPort() + path);

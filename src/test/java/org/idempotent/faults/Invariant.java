@@ -153,8 +153,8 @@ final class Invariant {
      */
     private static int drain(Settings settings, String queueName, Map<UUID, String> dead) throws JMSException {
         int unexpected = 0;
-        try (Connection connection = new ActiveMQConnectionFactory(settings.brokerUrl(), settings.get("BROKER_USER"),
-                settings.get("BROKER_PASSWORD")).createConnection()) {
+        try (Connection connection = new ActiveMQConnectionFactory(settings.brokerUrl(), settings.get("BROKER_OPERATOR_USER"),
+                settings.get("BROKER_OPERATOR_PASSWORD")).createConnection()) {
             connection.start();
             Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
             var queue = session.createQueue(queueName);

@@ -30,6 +30,7 @@ import org.idempotent.stack.PayaraMicroProcess;
 import org.idempotent.stack.PostgresServer;
 import org.idempotent.stack.RemoteJmx;
 import org.idempotent.stack.Settings;
+import org.idempotent.stack.TestQueues;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -57,14 +58,15 @@ class OperationsIT {
     static void start() throws Exception {
         settings = Settings.fromEnvironment()
                 .with("DB_NAME", "payments_it_operations")
-                .with("PAYMENTS_QUEUE", "payments.operations-it")
+                .with("PAYMENTS_QUEUE", "it.operations")
                 .with("BROKER_PORT", String.valueOf(FreePort.find()))
+                .with("BROKER_CONSOLE_PORT", String.valueOf(FreePort.find()))
                 .with("STACK_DIR", Settings.fromEnvironment().stackDir().resolve("operations").toString())
                 .with("CONSUMER_STUCK_SECONDS", "3")
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
         Database.recreate(settings);
         Files.createDirectories(settings.stackDir());
-        broker = BrokerProcess.start(settings, false);
+        broker = BrokerProcess.start(settings, false, TestQueues.brokerProperties());
         Path viewerPassword = settings.stackDir().resolve("viewer-password");
         Files.writeString(viewerPassword, "AS_ADMIN_USERPASSWORD=" + VIEWER_PASSWORD + "\n");
         jmxPort = FreePort.find();
@@ -255,7 +257,7 @@ class OperationsIT {
         try {
             awaitNotReadyFor("broker");
         } finally {
-            broker = BrokerProcess.start(settings, false);
+            broker = BrokerProcess.start(settings, false, TestQueues.brokerProperties());
         }
 
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(health("/health/ready").statusCode()).isEqualTo(200));

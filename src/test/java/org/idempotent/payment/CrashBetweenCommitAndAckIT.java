@@ -39,7 +39,7 @@ class CrashBetweenCommitAndAckIT {
      */
     @Test
     void crashBetweenCommitAndAckIsRedeliveredAndCountedAsDuplicate() throws Exception {
-        Settings settings = settings("payments.crash-it");
+        Settings settings = settings("it.crash");
         Path war = crashHookWar(settings);
         Ledger ledger = new Ledger(settings);
         String prefix = "crash-" + UUID.randomUUID().toString().substring(0, 8);
@@ -89,7 +89,7 @@ class CrashBetweenCommitAndAckIT {
      */
     @Test
     void crashAfterADeadLetterForwardLeavesOneCopyAndAReplayLandsAgain() throws Exception {
-        Settings settings = settings("payments.crash-dlq-it");
+        Settings settings = settings("it.crash-dlq");
         Path war = crashHookWar(settings);
         String probe = UUID.randomUUID().toString();
         String selector = "probe = '" + probe + "'";

@@ -25,8 +25,8 @@ final class DeadLetterReader implements AutoCloseable {
     }
 
     DeadLetterReader(Settings settings, String queue) throws JMSException {
-        connection = new ActiveMQConnectionFactory(settings.brokerUrl(), settings.get("BROKER_USER"),
-                settings.get("BROKER_PASSWORD")).createConnection();
+        connection = new ActiveMQConnectionFactory(settings.brokerUrl(), settings.get("BROKER_OPERATOR_USER"),
+                settings.get("BROKER_OPERATOR_PASSWORD")).createConnection();
         connection.start();
         session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
         this.queue = queue;

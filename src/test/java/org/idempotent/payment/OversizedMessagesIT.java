@@ -48,7 +48,7 @@ class OversizedMessagesIT {
     void hundredMegabyteMessagesAreRefusedAtTheBrokerAndLargeOnesDeadLetteredWithoutExhaustingTheHeap()
             throws Exception {
         Settings settings = Settings.fromEnvironment()
-                .with("PAYMENTS_QUEUE", "payments.oversized-it")
+                .with("PAYMENTS_QUEUE", "it.oversized")
                 .with("CONSUMER_MAX_SESSIONS", "16")
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
         String probe = UUID.randomUUID().toString();

@@ -48,7 +48,7 @@ class PaymentConsumerIT {
     @BeforeAll
     static void startConsumer() throws JMSException {
         settings = Settings.fromEnvironment()
-                .with("PAYMENTS_QUEUE", "payments.consumer-it")
+                .with("PAYMENTS_QUEUE", "it.consumer")
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
         micro = PayaraMicroProcess.start("consumer-it", settings, Build.WAR, false).awaitReady(Duration.ofMinutes(3));
         metrics = new InstanceMetrics(micro);

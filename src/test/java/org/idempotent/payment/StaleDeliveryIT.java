@@ -45,7 +45,7 @@ class StaleDeliveryIT {
     @BeforeAll
     static void startConsumer() throws JMSException {
         settings = Settings.fromEnvironment()
-                .with("PAYMENTS_QUEUE", "payments.stale-it")
+                .with("PAYMENTS_QUEUE", "it.stale")
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
         micro = PayaraMicroProcess.start("stale-it", settings, Build.WAR, false).awaitReady(Duration.ofMinutes(3));
         metrics = new InstanceMetrics(micro);

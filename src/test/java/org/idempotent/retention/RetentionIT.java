@@ -42,7 +42,7 @@ class RetentionIT {
     static void start() throws Exception {
         settings = Settings.fromEnvironment()
                 .with("DB_NAME", "payments_it_retention")
-                .with("PAYMENTS_QUEUE", "payments.retention-it")
+                .with("PAYMENTS_QUEUE", "it.retention")
                 .with("RETENTION_BATCH_SIZE", "1000")
                 // The timer stays out of the way: these tests start every purge themselves.
                 .with("RETENTION_SCHEDULE", "month=1;dayOfMonth=1;hour=0;minute=0")

@@ -30,7 +30,7 @@ class SchemaMigrationIT {
     void backlogOnAFreshDatabaseIsConsumedWithoutASingleFailure() throws Exception {
         Settings settings = Settings.fromEnvironment()
                 .with("DB_NAME", "payments_it_fresh")
-                .with("PAYMENTS_QUEUE", "payments.backlog-it")
+                .with("PAYMENTS_QUEUE", "it.backlog")
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
         Database.recreate(settings);
         Map<String, Long> expected = new HashMap<>();

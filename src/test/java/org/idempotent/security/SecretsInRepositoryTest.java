@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 class SecretsInRepositoryTest {
 
     /** The local defaults of the README's configuration table, for a developer's machine only. */
-    private static final Set<String> LOCAL_DEFAULTS = Set.of("postgres", "payments", "admin");
+    private static final Set<String> LOCAL_DEFAULTS = Set.of("postgres", "payments", "admin", "payments-producer", "operator");
 
     private static final Pattern ENV_DEFAULT = Pattern.compile("\\$\\{ENV=([A-Z_]*PASSWORD):([^}]*)}");
     private static final Pattern KEY_MATERIAL = Pattern.compile(

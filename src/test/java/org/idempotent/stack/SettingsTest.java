@@ -52,7 +52,7 @@ class SettingsTest {
 
     @Test
     void redeliveryLimitsOfTheRetentionCheckAgreeWithTheBrokerConfiguration() throws IOException {
-        String broker = Files.readString(Path.of("server-config", "broker.xml"));
+        String broker = Files.readString(Path.of("server-config", "artemis", "broker.xml"));
         // A value may be a system property with its default: ${name:default}.
         Matcher attempts = Pattern.compile("<max-delivery-attempts>(?:\\$\\{[\\w.]+:)?(\\d+)}?</max-delivery-attempts>")
                 .matcher(broker);

@@ -34,7 +34,7 @@ public class StackListener implements TestExecutionListener {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        broker = BrokerProcess.start(settings, false);
+        broker = BrokerProcess.start(settings, false, TestQueues.brokerProperties());
     }
 
     @Override

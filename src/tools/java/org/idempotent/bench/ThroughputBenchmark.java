@@ -106,6 +106,7 @@ public final class ThroughputBenchmark {
                 .with("DB_NAME", "payments_bench")
                 .with("PAYMENTS_QUEUE", "payments")
                 .with("BROKER_PORT", String.valueOf(FreePort.find()))
+                .with("BROKER_CONSOLE_PORT", String.valueOf(FreePort.find()))
                 .with("HTTP_PORT", String.valueOf(FreePort.find()))
                 .with("DB_POOL_MAX", "24")
                 .with("STACK_DIR", OUT.resolve("stack").toAbsolutePath().toString());
@@ -164,7 +165,7 @@ public final class ThroughputBenchmark {
     private void warmBroker(Messages messages) throws Exception {
         long start = System.nanoTime();
         ActiveMQConnectionFactory factory = new ActiveMQConnectionFactory(
-                settings.brokerUrl(), settings.get("BROKER_USER"), settings.get("BROKER_PASSWORD"));
+                settings.brokerUrl(), settings.get("BROKER_OPERATOR_USER"), settings.get("BROKER_OPERATOR_PASSWORD"));
         try (var connection = factory.createConnection()) {
             connection.start();
             Session session = connection.createSession(true, Session.SESSION_TRANSACTED);

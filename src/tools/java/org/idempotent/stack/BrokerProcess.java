@@ -9,35 +9,58 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import javax.management.JMException;
 import javax.management.ObjectName;
 
-/** The {@link Broker} in a child JVM, so that it can be stopped, killed and restarted like a real one. */
+/**
+ * The ActiveMQ Artemis broker distribution in a process of its own, made into an instance by the product's
+ * server-config/artemis/create-instance.sh (as an operator would) under the stack directory, so that it can be
+ * stopped, killed and restarted like the real one it is. A restart keeps the instance and its journal.
+ */
 public final class BrokerProcess extends ChildProcess {
 
     private final Settings settings;
     private int jmxPort;
 
-    private BrokerProcess(Settings settings, Path dataDir, boolean showOutput, List<String> jvmOptions)
+    private BrokerProcess(Settings settings, Path instance, boolean showOutput, List<String> jvmOptions)
             throws IOException {
-        super("broker", command(dataDir, jvmOptions), settings.asEnvironment(), settings.stackDir().resolve("broker.log"),
-                showOutput);
+        super("broker", List.of(instance.resolve("bin").resolve("artemis").toString(), "run"),
+                environment(settings, jvmOptions), settings.stackDir().resolve("broker.log"), showOutput);
         this.settings = settings;
     }
 
-    private static List<String> command(Path dataDir, List<String> jvmOptions) {
-        List<String> command = new ArrayList<>(List.of(java(), "-Xmx512m"));
-        command.addAll(jvmOptions);
-        command.addAll(List.of("-cp", toolsClasspath(), Broker.class.getName(), dataDir.toString()));
-        return command;
+    private static Map<String, String> environment(Settings settings, List<String> jvmOptions) {
+        Map<String, String> environment = new HashMap<>(settings.asEnvironment());
+        // After the instance's own options in artemis.profile, so these win (heap, test budgets, JMX).
+        environment.put("JAVA_ARGS_APPEND", String.join(" ", concat(List.of("-Xmx512m"), jvmOptions)));
+        return environment;
+    }
+
+    private static List<String> concat(List<String> first, List<String> second) {
+        List<String> all = new ArrayList<>(first);
+        all.addAll(second);
+        return all;
     }
 
     public static BrokerProcess start(Settings settings, boolean showOutput, String... jvmOptions) {
+        return start(settings, showOutput, List.of(), jvmOptions);
+    }
+
+    /**
+     * With lines for the instance's etc/broker.properties, which Artemis applies over broker.xml at start (e.g. a
+     * test's own queues and their grants).
+     */
+    public static BrokerProcess start(Settings settings, boolean showOutput, List<String> brokerProperties,
+            String... jvmOptions) {
         try {
-            BrokerProcess broker = new BrokerProcess(settings, settings.stackDir().resolve("broker"), showOutput,
-                    List.of(jvmOptions));
+            Path instance = settings.stackDir().resolve("broker");
+            createInstance(settings, instance);
+            Files.write(instance.resolve("etc").resolve("broker.properties"), brokerProperties);
+            BrokerProcess broker = new BrokerProcess(settings, instance, showOutput, List.of(jvmOptions));
             broker.awaitListening(Duration.ofSeconds(60));
             return broker;
         } catch (IOException e) {
@@ -45,12 +68,38 @@ public final class BrokerProcess extends ChildProcess {
         }
     }
 
+    private static void createInstance(Settings settings, Path instance) throws IOException {
+        Path log = settings.stackDir().resolve("broker-instance.log");
+        Files.createDirectories(log.getParent());
+        ProcessBuilder builder = new ProcessBuilder("bash", Build.BROKER_INSTANCE_SCRIPT.toString(), instance.toString())
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+        builder.environment().putAll(settings.asEnvironment());
+        builder.environment().put("ARTEMIS_HOME", Build.artemisHome().toString());
+        builder.environment().put("BROKER_PLUGINS_JAR", Build.BROKER_PLUGINS.toString());
+        try {
+            int exit = builder.start().waitFor();
+            if (exit != 0) {
+                throw new IllegalStateException("creating the broker instance failed (exit " + exit + "): "
+                        + Files.readString(log));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
     /** With its platform MBean server open on {@code jmxPort} (loopback, no authentication), for {@link #messageCount}. */
     public static BrokerProcess startWithJmx(Settings settings, boolean showOutput, int jmxPort,
             String... jvmOptions) {
+        return startWithJmx(settings, showOutput, jmxPort, List.of(), jvmOptions);
+    }
+
+    public static BrokerProcess startWithJmx(Settings settings, boolean showOutput, int jmxPort,
+            List<String> brokerProperties, String... jvmOptions) {
         List<String> options = new ArrayList<>(RemoteJmx.jvmOptions(jmxPort));
         options.addAll(List.of(jvmOptions));
-        BrokerProcess broker = start(settings, showOutput, options.toArray(String[]::new));
+        BrokerProcess broker = start(settings, showOutput, brokerProperties, options.toArray(String[]::new));
         broker.jmxPort = jmxPort;
         return broker;
     }
@@ -111,17 +160,6 @@ public final class BrokerProcess extends ChildProcess {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted", e);
-        }
-    }
-
-    /** The project's test class path, written by the build (target/runtime/tools.classpath), plus its own classes. */
-    static String toolsClasspath() {
-        try {
-            String dependencies = Files.readString(Build.RUNTIME_DIR.resolve("tools.classpath")).trim();
-            return Path.of("target", "test-classes").toAbsolutePath() + java.io.File.pathSeparator
-                    + Path.of("target", "classes").toAbsolutePath() + java.io.File.pathSeparator + dependencies;
-        } catch (IOException e) {
-            throw new UncheckedIOException("run the build first (mvn package): " + e.getMessage(), e);
         }
     }
 }

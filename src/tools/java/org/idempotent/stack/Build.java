@@ -1,6 +1,11 @@
 package org.idempotent.stack;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
 
 /** What the Maven build puts in target/ for the stack to run: paths relative to the project directory. */
 public final class Build {
@@ -10,7 +15,25 @@ public final class Build {
     public static final Path RAR = RUNTIME_DIR.resolve("artemis-ra.rar");
     public static final Path PAYARA_MICRO = RUNTIME_DIR.resolve("payara-micro.jar");
     public static final Path POSTGRESQL_DRIVER = RUNTIME_DIR.resolve("postgresql.jar");
+    public static final Path BROKER_PLUGINS = RUNTIME_DIR.resolve("payment-consumer-broker-plugins.jar");
+    public static final Path BROKER_INSTANCE_SCRIPT =
+            Path.of("server-config", "artemis", "create-instance.sh").toAbsolutePath();
     public static final Path POST_BOOT_COMMANDS = Path.of("server-config", "post-boot-commands.asadmin").toAbsolutePath();
 
     private Build() {}
+
+    /** The Artemis broker distribution the build unpacked (pom.xml, artemis.broker.version). */
+    public static Path artemisHome() {
+        try (Stream<Path> entries = Files.list(RUNTIME_DIR)) {
+            List<Path> homes = entries.filter(entry -> entry.getFileName().toString().startsWith("apache-artemis-"))
+                    .toList();
+            if (homes.size() != 1) {
+                throw new IllegalStateException("expected one Artemis distribution in " + RUNTIME_DIR + " (mvn package), found "
+                        + homes);
+            }
+            return homes.get(0);
+        } catch (IOException e) {
+            throw new UncheckedIOException("run the build first (mvn package): " + e.getMessage(), e);
+        }
+    }
 }

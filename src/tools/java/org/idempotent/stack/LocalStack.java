@@ -3,8 +3,8 @@ package org.idempotent.stack;
 import java.time.Duration;
 
 /**
- * The run command ({@code mvn -Prun}): PostgreSQL database (created if missing), an Artemis broker with a persistent
- * journal, and Payara Micro with the RAR and the WAR, in the foreground. Ctrl-C stops all of it.
+ * The run command ({@code mvn -Prun}): PostgreSQL database (created if missing), the Artemis broker distribution with
+ * its console and a persistent journal, and Payara Micro with the RAR and the WAR, in the foreground. Ctrl-C stops all of it.
  */
 public final class LocalStack {
 
@@ -14,7 +14,10 @@ public final class LocalStack {
         Settings settings = Settings.fromEnvironment();
         Database.ensureExists(settings);
         BrokerProcess broker = BrokerProcess.start(settings, false);
-        System.out.printf("Broker: %s (log %s)%n", settings.brokerUrl(), broker.log());
+        System.out.printf("Broker: Artemis %s at %s for CORE, AMQP, STOMP and OpenWire (instance %s, log %s)%n"
+                + "Broker console: http://127.0.0.1:%s/console (user %s)%n",
+                Build.artemisHome().getFileName(), settings.brokerUrl(), settings.stackDir().resolve("broker"),
+                broker.log(), settings.get("BROKER_CONSOLE_PORT"), settings.get("BROKER_OPERATOR_USER"));
         PayaraMicroProcess micro = PayaraMicroProcess.start("payara-micro", settings, Build.WAR, true);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             micro.stop(Duration.ofSeconds(30));

@@ -23,6 +23,12 @@ public final class Settings {
         DEFAULTS.put("BROKER_PORT", "61616");
         DEFAULTS.put("BROKER_USER", "payments");
         DEFAULTS.put("BROKER_PASSWORD", "payments");
+        // The broker's other two users (server-config/artemis/create-instance.sh); the application never sees them.
+        DEFAULTS.put("BROKER_PRODUCER_USER", "payments-producer");
+        DEFAULTS.put("BROKER_PRODUCER_PASSWORD", "payments-producer");
+        DEFAULTS.put("BROKER_OPERATOR_USER", "operator");
+        DEFAULTS.put("BROKER_OPERATOR_PASSWORD", "operator");
+        DEFAULTS.put("BROKER_CONSOLE_PORT", "8161");
         DEFAULTS.put("PAYMENTS_QUEUE", "payments");
         DEFAULTS.put("DEAD_LETTER_QUEUE", "payments.dlq");
         DEFAULTS.put("CONFLICTS_QUEUE", "payments.conflicts");

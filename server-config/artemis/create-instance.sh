@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Creates, or brings up to date, the payments broker: an ActiveMQ Artemis instance made from a broker distribution,
+# configured by the files next to this script. Run it before every start; a rerun converges on the same instance
+# and keeps the journal (data/). Used alike by the run command, the tests, the container and operators:
+#
+#   ARTEMIS_HOME=/opt/apache-artemis-2.44.0 \
+#   BROKER_PASSWORD=... BROKER_PRODUCER_PASSWORD=... BROKER_OPERATOR_PASSWORD=... \
+#     server-config/artemis/create-instance.sh /var/lib/payments-broker
+#   /var/lib/payments-broker/bin/artemis run
+#
+# The product owns broker.xml, bootstrap.xml, management.xml and jolokia-access.xml (copied into etc/ on every run),
+# the users and roles files (rewritten on every run from the settings below, passwords hashed) and the block it
+# appends to etc/artemis.profile. Everything else in the instance is what `artemis create` writes.
+#
+# Settings (environment):
+#   ARTEMIS_HOME                 the Artemis distribution (required)
+#   BROKER_USER / _PASSWORD      the application, role payments-consumer (user default: payments)
+#   BROKER_PRODUCER_USER / _PASSWORD   producers, role payments-producer (user default: payments-producer)
+#   BROKER_OPERATOR_USER / _PASSWORD   operators, role payments-operator: console, CLI (user default: operator)
+#   *_PASSWORD_FILE              instead of a password, a file holding it (container secrets)
+#   BROKER_BIND, BROKER_PORT     the acceptor for every protocol (default 127.0.0.1:61616)
+#   BROKER_CONSOLE_HOST, BROKER_CONSOLE_PORT   the web console (default 127.0.0.1:8161)
+#   BROKER_PLUGINS_JAR           the broker plugins jar (default: target/runtime/, built by mvn package)
+set -euo pipefail
+
+instance=${1:?usage: create-instance.sh <instance directory>}
+here=$(cd "$(dirname "$0")" && pwd)
+: "${ARTEMIS_HOME:?set ARTEMIS_HOME to an Artemis distribution, e.g. target/runtime/apache-artemis-2.44.0 (mvn package)}"
+artemis="$ARTEMIS_HOME/bin/artemis"
+[ -x "$artemis" ] || { echo "create-instance.sh: no Artemis distribution at ARTEMIS_HOME=$ARTEMIS_HOME" >&2; exit 1; }
+
+# A password from NAME, or from the file NAME_FILE names; none is an error naming the setting.
+secret() {
+    local name=$1 file_name="${1}_FILE"
+    if [ -n "${!file_name:-}" ]; then
+        tr -d '\r\n' < "${!file_name}"
+    elif [ -n "${!name:-}" ]; then
+        printf '%s' "${!name}"
+    else
+        echo "create-instance.sh: set $name (or $file_name): the broker has no default password" >&2
+        exit 1
+    fi
+}
+consumer_user=${BROKER_USER:-payments}
+producer_user=${BROKER_PRODUCER_USER:-payments-producer}
+operator_user=${BROKER_OPERATOR_USER:-operator}
+consumer_password=$(secret BROKER_PASSWORD)
+producer_password=$(secret BROKER_PRODUCER_PASSWORD)
+operator_password=$(secret BROKER_OPERATOR_PASSWORD)
+plugins=${BROKER_PLUGINS_JAR:-$here/../../target/runtime/payment-consumer-broker-plugins.jar}
+[ -f "$plugins" ] || { echo "create-instance.sh: no broker plugins jar at $plugins (run mvn package)" >&2; exit 1; }
+
+if [ ! -f "$instance/etc/artemis.profile" ]; then
+    # The login given here is replaced below; --role sets the console's role (HAWTIO_ROLES in artemis.profile).
+    "$artemis" create "$instance" --silent --require-login --no-autotune \
+        --user "$operator_user" --password "$operator_password" --role payments-operator \
+        --no-amqp-acceptor --no-mqtt-acceptor --no-stomp-acceptor --no-hornetq-acceptor > /dev/null
+fi
+
+for file in broker.xml bootstrap.xml management.xml jolokia-access.xml; do
+    cp "$here/$file" "$instance/etc/$file"
+done
+cp "$plugins" "$instance/lib/"
+
+hash() {
+    "$artemis" mask --hash "$1" | sed -n 's/^result: //p'
+}
+users=$(mktemp "$instance/etc/.users.XXXXXX")
+roles=$(mktemp "$instance/etc/.roles.XXXXXX")
+{
+    printf '%s = ENC(%s)\n' "$consumer_user" "$(hash "$consumer_password")"
+    printf '%s = ENC(%s)\n' "$producer_user" "$(hash "$producer_password")"
+    printf '%s = ENC(%s)\n' "$operator_user" "$(hash "$operator_password")"
+} > "$users"
+{
+    printf 'payments-consumer = %s\n' "$consumer_user"
+    printf 'payments-producer = %s\n' "$producer_user"
+    printf 'payments-operator = %s\n' "$operator_user"
+} > "$roles"
+chmod 600 "$users" "$roles"
+mv "$users" "$instance/etc/artemis-users.properties"
+mv "$roles" "$instance/etc/artemis-roles.properties"
+
+# The system properties broker.xml and bootstrap.xml read. Set at run time, so later -D options in
+# JAVA_ARGS_APPEND (given when starting) still win over these.
+profile="$instance/etc/artemis.profile"
+sed -i '/^# payments: settings of create-instance.sh$/,$d' "$profile"
+[ -z "$(tail -c 1 "$profile")" ] || echo >> "$profile"
+cat >> "$profile" <<EOF
+# payments: settings of create-instance.sh
+JAVA_ARGS_APPEND="-Dbroker.bind=${BROKER_BIND:-127.0.0.1} -Dbroker.port=${BROKER_PORT:-61616} -Dbroker.console.host=${BROKER_CONSOLE_HOST:-127.0.0.1} -Dbroker.console.port=${BROKER_CONSOLE_PORT:-8161} -XX:+ExitOnOutOfMemoryError \${JAVA_ARGS_APPEND:-}"
+EOF
+echo "Broker instance $instance ready: $instance/bin/artemis run"
