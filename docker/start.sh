@@ -1,11 +1,31 @@
 #!/bin/sh
-# Entry point of the payment-consumer image: writes the administrator's password (ADMIN_PASSWORD) to the file the
-# post-boot commands read, then runs Payara Micro with the driver, the post-boot commands and the WAR.
+# Entry point of the payment-consumer image (BusyBox sh; tini is PID 1). Takes every password from NAME or from the
+# file NAME_FILE names (compose secrets), and refuses to start without one: outside the development run command there
+# is no default password. Writes the administrator's password to the file the post-boot commands read, then runs
+# Payara Micro as the image's own entry point does (MEM_MAX_RAM_PERCENTAGE, MEM_XSS, JVM_ARGS) with the driver, the
+# post-boot commands and the WAR.
 set -eu
-: "${ADMIN_PASSWORD:?set ADMIN_PASSWORD, the password of the admin API user}"
+
+secret() {
+    eval "file=\${$1_FILE:-}"
+    eval "value=\${$1:-}"
+    if [ -n "$file" ]; then
+        value=$(cat "$file")
+    fi
+    if [ -z "$value" ]; then
+        echo "start.sh: set $1 (or $1_FILE): there is no default password outside development" >&2
+        exit 1
+    fi
+    export "$1=$value"
+}
+for name in DB_PASSWORD DB_OWNER_PASSWORD BROKER_PASSWORD ADMIN_PASSWORD; do
+    secret "$name"
+done
+
 umask 077
-printf 'AS_ADMIN_USERPASSWORD=%s\n' "$ADMIN_PASSWORD" > "$ADMIN_PASSWORD_FILE"
-exec java ${JVM_ARGS:-} -jar /opt/payara/payara-micro.jar \
+printf 'AS_ADMIN_USERPASSWORD=%s\n' "$ADMIN_PASSWORD" > "$ADMIN_PASSWORD_ASADMIN_FILE"
+exec java -XX:MaxRAMPercentage="${MEM_MAX_RAM_PERCENTAGE:-75.0}" -Xss"${MEM_XSS:-512k}" ${JVM_ARGS:-} \
+    -jar /opt/payara/payara-micro.jar \
     --nocluster \
     --addlibs /opt/payara/libs/postgresql.jar \
     --postbootcommandfile /opt/payara/config/post-boot-commands.asadmin \

@@ -3,12 +3,13 @@
 # checks, and stops before deploying if it cannot connect). Run it again at any time, also after a failure half-way:
 # it converges on the same domain (see README, Payara Server).
 #
-#   ASADMIN=/opt/payara6/bin/asadmin ADMIN_PORT=4848 DB_PASSWORD=... BROKER_PASSWORD=... ADMIN_PASSWORD=... \
+#   ASADMIN=/opt/payara6/bin/asadmin ADMIN_PORT=4848 DB_PASSWORD=... DB_OWNER_PASSWORD=... BROKER_PASSWORD=... \
+#   ADMIN_PASSWORD=... \
 #   POSTGRESQL_JAR=target/runtime/postgresql.jar ARTEMIS_RAR=target/runtime/artemis-ra.rar \
 #   WAR=target/payment-consumer.war server-config/setup-payara-server.sh
 #
 # It runs, in asadmin sessions: the PostgreSQL driver as a common library; the database and broker passwords as
-# password aliases (payments-db-password, payments-broker-password), so that no password is stored in domain.xml;
+# password aliases (payments-db-password, payments-db-owner-password, payments-broker-password), so that no password is stored in domain.xml;
 # then the resources of post-boot-commands.asadmin (the same file Payara Micro boots with; its ${ENV=NAME:default}
 # values are taken from this environment, the passwords replaced by ${ALIAS=...}); a ping of the JDBC pool; and
 # finally the WAR. Whatever a previous run created is removed first (the application, its resources, the resource
@@ -19,7 +20,8 @@
 set -eu
 
 : "${ASADMIN:?set ASADMIN to the asadmin of the Payara Server installation}"
-: "${DB_PASSWORD:?set DB_PASSWORD}"
+: "${DB_PASSWORD:?set DB_PASSWORD, the password of the application's database role (DB_USER)}"
+: "${DB_OWNER_PASSWORD:?set DB_OWNER_PASSWORD, the password of the schema owner Flyway migrates as (DB_OWNER_USER)}"
 : "${BROKER_PASSWORD:?set BROKER_PASSWORD}"
 : "${ADMIN_PASSWORD:?set ADMIN_PASSWORD, the password of the admin API user}"
 : "${POSTGRESQL_JAR:?set POSTGRESQL_JAR to the PostgreSQL JDBC driver jar}"
@@ -33,6 +35,7 @@ umask 077
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 printf 'AS_ADMIN_ALIASPASSWORD=%s\n' "$DB_PASSWORD" > "$work/db-password"
+printf 'AS_ADMIN_ALIASPASSWORD=%s\n' "$DB_OWNER_PASSWORD" > "$work/db-owner-password"
 printf 'AS_ADMIN_ALIASPASSWORD=%s\n' "$BROKER_PASSWORD" > "$work/broker-password"
 printf 'AS_ADMIN_USERPASSWORD=%s\n' "$ADMIN_PASSWORD" > "$work/admin-password"
 
@@ -85,6 +88,10 @@ unless() {
         "update-password-alias --passwordfile $work/db-password payments-db-password"
     unless list-password-aliases payments-db-password \
         "create-password-alias --passwordfile $work/db-password payments-db-password"
+    when list-password-aliases payments-db-owner-password \
+        "update-password-alias --passwordfile $work/db-owner-password payments-db-owner-password"
+    unless list-password-aliases payments-db-owner-password \
+        "create-password-alias --passwordfile $work/db-owner-password payments-db-owner-password"
     when list-password-aliases payments-broker-password \
         "update-password-alias --passwordfile $work/broker-password payments-broker-password"
     unless list-password-aliases payments-broker-password \
@@ -95,13 +102,16 @@ unless() {
     when list-connector-connection-pools payments-jms-pool "delete-connector-connection-pool payments-jms-pool"
     when list-jdbc-resources jdbc/payments "delete-jdbc-resource jdbc/payments"
     when list-jdbc-connection-pools payments-pool "delete-jdbc-connection-pool payments-pool"
+    when list-jdbc-resources jdbc/payments-owner "delete-jdbc-resource jdbc/payments-owner"
+    when list-jdbc-connection-pools payments-owner-pool "delete-jdbc-connection-pool payments-owner-pool"
     when list-applications artemis-ra "undeploy artemis-ra"
     when list-resource-adapter-configs artemis-ra "delete-resource-adapter-config artemis-ra"
     when list-file-users "${ADMIN_USER:-admin}" "delete-file-user ${ADMIN_USER:-admin}"
     # ${ENV=NAME:default} -> the environment's value, else the default; comments dropped; and since multimode reads
     # a backslash as an escape (Payara Micro's post-boot reader does not), an escaped '\=' is written '\\='.
-    DB_PASSWORD='${ALIAS=payments-db-password}' BROKER_PASSWORD='${ALIAS=payments-broker-password}' \
-    ADMIN_PASSWORD_FILE="$work/admin-password" \
+    DB_PASSWORD='${ALIAS=payments-db-password}' DB_OWNER_PASSWORD='${ALIAS=payments-db-owner-password}' \
+    BROKER_PASSWORD='${ALIAS=payments-broker-password}' \
+    ADMIN_PASSWORD_ASADMIN_FILE="$work/admin-password" \
         perl -ne 'next if /^\s*(#|$)/; s/\$\{ENV=([A-Z_]+):([^}]*)\}/exists $ENV{$1} ? $ENV{$1} : $2/ge;
                   s/\\/\\\\/g; print' \
         "$here/post-boot-commands.asadmin"
@@ -109,11 +119,12 @@ unless() {
 session "$work/resources" || { echo "setup-payara-server.sh: a command failed (see above); run it again once fixed" >&2; exit 1; }
 
 # 3. The database must answer before the application deploys (it migrates the schema at start).
-echo "ping-connection-pool payments-pool" > "$work/ping"
+printf 'ping-connection-pool payments-pool\nping-connection-pool payments-owner-pool\n' > "$work/ping"
 if ! session "$work/ping"; then
     echo "setup-payara-server.sh: PostgreSQL database '${DB_NAME:-payments}' on ${DB_HOST:-localhost}:${DB_PORT:-5432}" \
-        "does not answer (see above). Create it (createdb -h ${DB_HOST:-localhost} -U ${DB_USER:-postgres}" \
-        "${DB_NAME:-payments}) or fix DB_*, then run this script again." >&2
+        "does not answer to both of its roles (see above). Create it (createdb -h ${DB_HOST:-localhost} -U postgres" \
+        "${DB_NAME:-payments}) and its roles (server-config/database-roles.sql, see README: Payara Server), or fix" \
+        "DB_*, then run this script again." >&2
     exit 1
 fi
 

@@ -7,93 +7,242 @@ import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.idempotent.stack.Build;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
 
 /**
- * The Docker files, checked without a Docker engine, after mvn package: everything they reference exists, the compose
- * file is valid YAML with the services, ports, health checks and volumes the README documents, every setting of the
- * README's configuration table is passed to the application, and every image tag is pinned.
+ * The Docker files, checked without a Docker engine (none runs here), after mvn package, against the facts of the
+ * images they build on (read from the upstream sources, cited in the Dockerfile): every stage pinned, the broker the
+ * same version as the distribution the tests run, every file copied exists and passes the ignore file, the scripts
+ * use only what their image has, no password has a default and none travels in an environment variable, ports on
+ * loopback, restart policies, memory limits, roles that are not the superuser, every documented setting passed.
  */
 class DockerFilesIT {
 
     private static final Path DOCKERFILE = Path.of("docker", "Dockerfile");
+    private static final Path IGNORE = Path.of("docker", "Dockerfile.dockerignore");
     private static final Path COMPOSE = Path.of("docker", "compose.yaml");
     private static final Pattern PINNED = Pattern.compile("[a-z0-9./-]+:[0-9][A-Za-z0-9._-]*");
     /** Settings of the README table that only the launcher or the build uses; the image sets its own paths. */
-    private static final Set<String> NOT_FOR_THE_CONTAINER = Set.of("HTTP_PORT", "STACK_DIR", "ARTEMIS_RAR");
+    private static final Set<String> NOT_FOR_THE_CONTAINER = Set.of("HTTP_PORT", "STACK_DIR", "ARTEMIS_RAR",
+            "BROKER_PRODUCER_USER", "BROKER_PRODUCER_PASSWORD", "BROKER_OPERATOR_USER", "BROKER_OPERATOR_PASSWORD",
+            "BROKER_CONSOLE_PORT");
+    private static final String LOOPBACK_UNLESS_CONFIGURED = "${PUBLISH_ADDRESS:-127.0.0.1}:";
+
+    /** FROM image AS name, the instructions after it. */
+    private record Stage(String image, String name, List<String> instructions) {}
 
     @Test
-    void everyFileTheDockerfileCopiesExistsAfterPackageAndItsBaseImageIsPinned() throws IOException {
-        List<String> lines = Files.readAllLines(DOCKERFILE);
-        List<String> copied = new ArrayList<>();
-        String from = null;
-        for (String line : lines) {
-            String[] words = line.trim().split("\\s+");
-            if (words[0].equals("FROM")) {
-                from = words[1];
-            } else if (words[0].equals("COPY")) {
-                for (int i = 1; i < words.length - 1; i++) {
-                    if (!words[i].startsWith("--")) {
-                        copied.add(words[i]);
+    void everyStageIsPinnedAndTheBrokerIsTheVersionTheTestsRun() throws IOException {
+        Map<String, Stage> stages = stages();
+
+        assertThat(Files.readAllLines(DOCKERFILE).get(0)).isEqualTo("# syntax=docker/dockerfile:1");
+        assertThat(stages.keySet()).containsExactly("build", "broker", "database-setup", "");
+        stages.values().forEach(stage -> assertThat(stage.image()).as(stage.name()).matches(PINNED));
+        assertThat(stages.get("broker").image()).isEqualTo("apache/activemq-artemis:" + brokerVersion());
+        assertThat(stages.get("").image()).startsWith("payara/micro:6.");
+        assertThat(stages.get("database-setup").image()).isEqualTo(service("postgres").get("image"));
+        assertThat(String.join("\n", stages.get("build").instructions())).contains("mvn", "package");
+    }
+
+    @Test
+    void everyFileCopiedExistsAndIsInTheBuildContext() throws IOException {
+        List<String> ignore = Files.readAllLines(IGNORE).stream()
+                .filter(line -> !line.isBlank() && !line.startsWith("#")).toList();
+        assertThat(ignore.get(0)).as("everything is left out but what is named").isEqualTo("*");
+        Set<String> admitted = new LinkedHashSet<>();
+        ignore.stream().skip(1).forEach(line -> admitted.add(line.substring(1)));
+
+        for (Stage stage : stages().values()) {
+            for (String instruction : stage.instructions()) {
+                List<String> words = List.of(instruction.trim().split("\\s+"));
+                if (!words.get(0).equals("COPY")) {
+                    continue;
+                }
+                boolean fromBuild = words.contains("--from=build");
+                for (String source : words.subList(1, words.size() - 1)) {
+                    if (source.startsWith("--")) {
+                        continue;
+                    }
+                    if (fromBuild) {
+                        assertThat(source).startsWith("/build/target/");
+                        assertThat(Path.of(source.substring("/build/".length()))).as(source).exists();
+                    } else {
+                        assertThat(Path.of(source)).as(source).exists();
+                        assertThat(admitted).as("the ignore file admits %s", source)
+                                .anyMatch(entry -> source.equals(entry) || source.startsWith(entry + "/"));
                     }
                 }
             }
         }
+    }
 
-        assertThat(lines.get(0)).as("a first comment says how to run it").startsWith("#");
-        assertThat(from).matches(PINNED);
-        assertThat(copied).contains("target/payment-consumer.war", "target/runtime/artemis-ra.rar",
-                "target/runtime/postgresql.jar", "server-config/post-boot-commands.asadmin");
-        assertThat(copied).allSatisfy(file -> assertThat(Path.of(file)).as(file).isRegularFile());
+    @Test
+    void theConsumerImageUsesOnlyWhatPayaraMicrosImageHasAndKeepsItsMemorySettings() throws IOException {
+        Stage consumer = stages().get("");
+        String instructions = String.join("\n", consumer.instructions());
+        String start = Files.readString(Path.of("docker", "start.sh"));
+
+        // Alpine with BusyBox: sh and wget, tini on the PATH; no bash, no curl.
+        assertThat(instructions).contains("ENTRYPOINT [\"tini\", \"--\", \"/bin/sh\", \"/opt/payara/start.sh\"]")
+                .contains("CMD wget -qO- http://127.0.0.1:8080/health/ready").doesNotContain("curl", "bash");
+        assertThat(start).startsWith("#!/bin/sh\n").doesNotContain("[[", "${!", "local ", "bash");
+        assertThat(start).contains("-XX:MaxRAMPercentage=\"${MEM_MAX_RAM_PERCENTAGE", "-Xss\"${MEM_XSS")
+                .contains("exec java");
+        assertThat(instructions).contains("-XX:+ExitOnOutOfMemoryError");
+        assertThat(Files.readString(Path.of("server-config", "artemis", "create-instance.sh")))
+                .contains("-XX:+ExitOnOutOfMemoryError");
+    }
+
+    @Test
+    void withoutItsPasswordsNeitherTheConsumerNorTheBrokerStarts() throws Exception {
+        ProcessBuilder consumerBuilder = new ProcessBuilder("sh", "docker/start.sh").redirectErrorStream(true);
+        consumerBuilder.environment().keySet().removeIf(key -> key.contains("PASSWORD"));
+        Process consumer = consumerBuilder.start();
+        ProcessBuilder brokerBuilder = new ProcessBuilder("bash", "server-config/artemis/create-instance.sh",
+                "target/no-such-instance").redirectErrorStream(true);
+        brokerBuilder.environment().keySet().removeIf(key -> key.contains("PASSWORD"));
+        brokerBuilder.environment().put("ARTEMIS_HOME", Build.artemisHome().toString());
+        Process broker = brokerBuilder.start();
+
+        assertThat(consumer.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(consumer.exitValue()).isNotZero();
+        assertThat(new String(consumer.getInputStream().readAllBytes())).contains("set DB_PASSWORD (or DB_PASSWORD_FILE)");
+        assertThat(broker.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(broker.exitValue()).isNotZero();
+        assertThat(new String(broker.getInputStream().readAllBytes())).contains("set BROKER_PASSWORD");
+        assertThat(Path.of("target", "no-such-instance")).doesNotExist();
     }
 
     @Test
     @SuppressWarnings("unchecked")
-    void composeFileHasTheServicesPortsHealthChecksVolumesAndEverySetting() throws IOException {
-        Map<String, Object> compose;
-        try (Reader reader = Files.newBufferedReader(COMPOSE)) {
-            compose = new Yaml().load(reader);
-        }
+    void composeRunsEveryServiceRestartedLimitedOnLoopbackWithSecretsAsFiles() throws IOException {
+        Map<String, Object> compose = compose();
         Map<String, Map<String, Object>> services = (Map<String, Map<String, Object>>) compose.get("services");
+        Map<String, Object> secrets = (Map<String, Object>) compose.get("secrets");
 
         assertThat(Files.readAllLines(COMPOSE).get(0)).as("a first comment says how to run it").startsWith("#");
-        assertThat(services).containsOnlyKeys("postgres", "broker", "payment-consumer");
-        for (Map.Entry<String, Map<String, Object>> service : services.entrySet()) {
-            assertThat(service.getValue()).as(service.getKey()).containsKeys("image", "healthcheck");
-            assertThat((String) service.getValue().get("image")).as(service.getKey()).matches(PINNED);
-        }
-        assertThat((List<String>) services.get("payment-consumer").get("ports")).containsExactly("8080:8080");
-        assertThat((List<String>) services.get("broker").get("ports")).containsExactly("61616:61616");
-        assertThat((Map<String, Object>) compose.get("volumes")).containsKeys("postgres-data", "broker-data");
-        assertThat(volumes(services.get("postgres"))).contains("postgres-data:/var/lib/postgresql/data");
-        assertThat(volumes(services.get("broker"))).contains("broker-data:/var/lib/artemis-instance/data",
-                "../server-config/artemis/broker.xml:/var/lib/artemis-instance/etc-override/broker.xml:ro");
-        for (String volume : volumes(services.get("broker"))) {
-            if (volume.startsWith("../")) {
-                assertThat(Path.of("docker").resolve(volume.split(":")[0])).as(volume).isRegularFile();
+        assertThat(services).containsOnlyKeys("postgres", "database-setup", "broker", "payment-consumer");
+        for (Map.Entry<String, Map<String, Object>> entry : services.entrySet()) {
+            String name = entry.getKey();
+            Map<String, Object> service = entry.getValue();
+            assertThat((String) service.get("image")).as(name).matches(PINNED);
+            boolean oneShot = name.equals("database-setup");
+            assertThat(service.get("restart")).as(name).isEqualTo(oneShot ? "no" : "unless-stopped");
+            if (!oneShot) {
+                assertThat(service).as(name).containsKeys("healthcheck", "mem_limit");
+            }
+            for (String port : (List<String>) service.getOrDefault("ports", List.of())) {
+                assertThat(port).as(name).startsWith(LOOPBACK_UNLESS_CONFIGURED);
+            }
+            Map<String, Object> environment = (Map<String, Object>) service.getOrDefault("environment", Map.of());
+            for (Map.Entry<String, Object> variable : environment.entrySet()) {
+                assertThat(variable.getKey()).as("%s: passwords only as files", name).doesNotEndWith("PASSWORD");
+                if (variable.getKey().endsWith("PASSWORD_FILE")) {
+                    String file = String.valueOf(variable.getValue());
+                    assertThat(file).as(name).startsWith("/run/secrets/");
+                    String secret = file.substring("/run/secrets/".length());
+                    assertThat(secrets).as(name).containsKey(secret);
+                    assertThat((List<String>) service.get("secrets")).as(name).contains(secret);
+                }
             }
         }
-        Map<String, Object> build = (Map<String, Object>) services.get("payment-consumer").get("build");
-        assertThat(Path.of("docker").resolve((String) build.get("context")).resolve((String) build.get("dockerfile")))
-                .isRegularFile();
+        secrets.forEach((name, definition) -> assertThat((Map<String, Object>) definition).as(name)
+                .containsOnlyKeys("environment"));
 
-        Map<String, Object> environment = (Map<String, Object>) services.get("payment-consumer").get("environment");
+        // pg_isready over TCP: the image's first-init server listens on its socket only.
+        assertThat((List<String>) ((Map<String, Object>) service("postgres").get("healthcheck")).get("test"))
+                .containsSubsequence("pg_isready", "-h", "127.0.0.1");
+        Map<String, Object> dependsOn = (Map<String, Object>) service("payment-consumer").get("depends_on");
+        assertThat(dependsOn).containsEntry("database-setup", Map.of("condition", "service_completed_successfully"))
+                .containsEntry("broker", Map.of("condition", "service_healthy"));
+        assertThat((List<String>) service("broker").get("volumes")).containsExactly("broker-data:/var/lib/artemis-instance");
+        assertThat((List<String>) service("postgres").get("volumes"))
+                .containsExactly("postgres-data:/var/lib/postgresql/data");
+        for (String built : List.of("database-setup", "broker", "payment-consumer")) {
+            Map<String, Object> build = (Map<String, Object>) service(built).get("build");
+            assertThat(Path.of("docker").resolve((String) build.get("context")).resolve((String) build.get("dockerfile")))
+                    .as(built).isEqualTo(Path.of("docker", "..", "docker", "Dockerfile"));
+        }
+        assertThat(((Map<String, Object>) service("broker").get("build")).get("target")).isEqualTo("broker");
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void theApplicationConnectsAsItsOwnRolesAndGetsEveryDocumentedSetting() throws IOException {
+        Map<String, Object> environment = (Map<String, Object>) service("payment-consumer").get("environment");
+        Map<String, Object> setup = (Map<String, Object>) service("database-setup").get("environment");
+
+        assertThat(environment.get("DB_USER")).isNotIn("postgres", environment.get("DB_OWNER_USER"))
+                .isEqualTo(setup.get("DB_USER"));
+        assertThat(environment.get("DB_OWNER_USER")).isNotEqualTo("postgres").isEqualTo(setup.get("DB_OWNER_USER"));
+
+        Set<String> passed = new LinkedHashSet<>();
+        environment.keySet().forEach(key -> passed.add(key.replaceFirst("_FILE$", "")));
         Set<String> documented = documentedSettings();
         documented.removeAll(NOT_FOR_THE_CONTAINER);
-        assertThat(environment.keySet()).as("every documented setting is passed").containsAll(documented);
-        assertThat(documented).as("and nothing undocumented").containsAll(environment.keySet());
+        assertThat(passed).as("every documented setting is passed").containsAll(documented);
+        assertThat(documented).as("and nothing undocumented").containsAll(passed);
+    }
+
+    @Test
+    void shellScriptsKeepLineFeedsOnEveryCheckout() throws IOException {
+        assertThat(Files.readAllLines(Path.of(".gitattributes"))).contains("*.sh text eol=lf");
+    }
+
+    private static Map<String, Stage> stages() throws IOException {
+        Map<String, Stage> stages = new LinkedHashMap<>();
+        Stage current = null;
+        StringBuilder continued = new StringBuilder();
+        for (String line : Files.readAllLines(DOCKERFILE)) {
+            if (line.startsWith("#") || line.isBlank()) {
+                continue;
+            }
+            continued.append(line.endsWith("\\") ? line.substring(0, line.length() - 1) : line);
+            if (line.endsWith("\\")) {
+                continue;
+            }
+            String instruction = continued.toString().trim();
+            continued.setLength(0);
+            String[] words = instruction.split("\\s+");
+            if (words[0].equals("FROM")) {
+                String name = words.length > 3 && words[2].equalsIgnoreCase("AS") ? words[3] : "";
+                current = new Stage(words[1], name, new ArrayList<>());
+                stages.put(name, current);
+            } else if (current != null) {
+                current.instructions().add(instruction);
+            }
+        }
+        return stages;
+    }
+
+    private static String brokerVersion() throws IOException {
+        Matcher m = Pattern.compile("<artemis.broker.version>([^<]+)</artemis.broker.version>")
+                .matcher(Files.readString(Path.of("pom.xml")));
+        assertThat(m.find()).isTrue();
+        assertThat(Build.artemisHome().getFileName().toString()).isEqualTo("apache-artemis-" + m.group(1));
+        return m.group(1);
+    }
+
+    private static Map<String, Object> compose() throws IOException {
+        try (Reader reader = Files.newBufferedReader(COMPOSE)) {
+            return new Yaml().load(reader);
+        }
     }
 
     @SuppressWarnings("unchecked")
-    private static List<String> volumes(Map<String, Object> service) {
-        return (List<String>) service.get("volumes");
+    private static Map<String, Object> service(String name) throws IOException {
+        return new HashMap<>(((Map<String, Map<String, Object>>) compose().get("services")).get(name));
     }
 
     /** The keys of the README's configuration table. */

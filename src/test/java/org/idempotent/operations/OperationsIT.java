@@ -159,11 +159,29 @@ class OperationsIT {
 
         assertThat(anonymous.get("/admin/stats").statusCode()).isEqualTo(401);
         assertThat(anonymous.get(event).statusCode()).isEqualTo(401);
-        assertThat(anonymous.postForm(event + "/forget", Map.of("reason", "x")).statusCode()).isEqualTo(401);
+        assertThat(anonymous.postJson(event + "/forget", Map.of("reason", "x")).statusCode()).isEqualTo(401);
         assertThat(viewer.get("/admin/stats").statusCode()).isEqualTo(403);
         assertThat(viewer.get(event).statusCode()).isEqualTo(403);
-        assertThat(viewer.postForm(event + "/forget", Map.of("reason", "x")).statusCode()).isEqualTo(403);
+        assertThat(viewer.postJson(event + "/forget", Map.of("reason", "x")).statusCode()).isEqualTo(403);
         assertThat(admin.get("/admin/stats").statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void aPageInTheAdministratorsBrowserCannotForgetNorPurge() throws Exception {
+        String account = account();
+        UUID eventId = UUID.randomUUID();
+        send(eventId, account, 31);
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(31));
+
+        HttpResponse<String> form = admin.postHtmlForm("/admin/events/" + eventId + "/forget",
+                Map.of("reason", "forged by a web page"));
+        HttpResponse<String> bodilessPurge = admin.postHtmlForm("/admin/retention/purge", Map.of());
+
+        assertThat(form.statusCode()).isEqualTo(403);
+        assertThat(form.body()).contains("X-Requested-By");
+        assertThat(bodilessPurge.statusCode()).isEqualTo(403);
+        assertThat(ledger.isProcessed(eventId)).as("not forgotten").isTrue();
+        assertThat(ledger.forgettings(eventId)).isEmpty();
     }
 
     @Test
@@ -209,9 +227,9 @@ class OperationsIT {
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(250));
         String forget = "/admin/events/" + eventId + "/forget";
 
-        assertThat(admin.postForm(forget, Map.of()).statusCode()).as("no reason given").isEqualTo(400);
+        assertThat(admin.postJson(forget, Map.of()).statusCode()).as("no reason given").isEqualTo(400);
         assertThat(ledger.forgettings(eventId)).isEmpty();
-        HttpResponse<String> forgotten = admin.postForm(forget, Map.of("reason", "replay after manual reversal"));
+        HttpResponse<String> forgotten = admin.postJson(forget, Map.of("reason", "replay after manual reversal"));
 
         assertThat(forgotten.statusCode()).isEqualTo(200);
         assertThat(AdminClient.json(forgotten).getString("forgottenBy")).isEqualTo(settings.get("ADMIN_USER"));
@@ -226,7 +244,7 @@ class OperationsIT {
 
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(500));
         assertThat(ledger.isProcessed(eventId)).isTrue();
-        assertThat(admin.postForm("/admin/events/" + UUID.randomUUID() + "/forget", Map.of("reason", "typo"))
+        assertThat(admin.postJson("/admin/events/" + UUID.randomUUID() + "/forget", Map.of("reason", "typo"))
                 .statusCode()).as("an event never processed").isEqualTo(404);
     }
 

@@ -137,9 +137,9 @@ class StaleDeliveryIT {
         await().atMost(PATIENCE).until(() -> quarantineHolds(probe));
         String release = "/admin/events/" + eventId + "/release";
 
-        assertThat(admin.postForm(release, Map.of()).statusCode()).as("no reason given").isEqualTo(400);
-        assertThat(AdminClient.anonymous(micro).postForm(release, Map.of("reason", "x")).statusCode()).isEqualTo(401);
-        HttpResponse<String> released = admin.postForm(release, Map.of("reason", "archive replay checked by hand"));
+        assertThat(admin.postJson(release, Map.of()).statusCode()).as("no reason given").isEqualTo(400);
+        assertThat(AdminClient.anonymous(micro).postJson(release, Map.of("reason", "x")).statusCode()).isEqualTo(401);
+        HttpResponse<String> released = admin.postJson(release, Map.of("reason", "archive replay checked by hand"));
 
         assertThat(released.statusCode()).as(released.body()).isEqualTo(200);
         JsonObject audit = AdminClient.json(released);
@@ -148,7 +148,7 @@ class StaleDeliveryIT {
         assertThat(audit.getInt("messagesMoved")).isEqualTo(1);
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(700));
         assertThat(ledger.isProcessed(eventId)).isTrue();
-        assertThat(admin.postForm(release, Map.of("reason", "again")).statusCode()).as("nothing left to release")
+        assertThat(admin.postJson(release, Map.of("reason", "again")).statusCode()).as("nothing left to release")
                 .isEqualTo(404);
         JsonObject lookup = AdminClient.json(admin.get("/admin/events/" + eventId));
         assertThat(lookup.getJsonArray("released")).hasSize(1);

@@ -19,14 +19,17 @@ import org.junit.jupiter.api.Test;
 class SecretsInRepositoryTest {
 
     /** The local defaults of the README's configuration table, for a developer's machine only. */
-    private static final Set<String> LOCAL_DEFAULTS = Set.of("postgres", "payments", "admin", "payments-producer", "operator");
+    private static final Set<String> LOCAL_DEFAULTS = Set.of("postgres", "payments", "admin", "payments-producer", "operator", "payments_app");
 
     private static final Pattern ENV_DEFAULT = Pattern.compile("\\$\\{ENV=([A-Z_]*PASSWORD):([^}]*)}");
     private static final Pattern KEY_MATERIAL = Pattern.compile(
             "-----BEGIN ([A-Z]+ )?PRIVATE KEY-----|AKIA[0-9A-Z]{16}|ghp_[A-Za-z0-9]{36}|xox[baprs]-[A-Za-z0-9-]{10,}");
-    /** A literal password in configuration: password=..., <password>...</password>, PASSWORD: ... */
+    /**
+     * A literal password in configuration: password=..., <password>...</password>, PASSWORD: ... on one line (a YAML
+     * key whose value is a nested mapping, such as a compose secret's definition, is not one).
+     */
     private static final Pattern LITERAL_PASSWORD = Pattern.compile(
-            "(?i)(?:password|passwd)[\"']?\\s*(?:=|:|>)\\s*[\"']?([^\\s\"'<>;,)}]+)");
+            "(?i)(?:password|passwd)[\"']?[ \\t]*(?:=|:|>)[ \\t]*[\"']?([^\\s\"'<>;,)}]+)");
 
     @Test
     void passwordDefaultsAreTheDocumentedLocalOnes() throws IOException {

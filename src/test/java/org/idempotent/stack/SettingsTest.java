@@ -35,7 +35,7 @@ class SettingsTest {
                 "BROKER_HOST", "BROKER_PORT", "BROKER_USER", "BROKER_PASSWORD");
         // Paths the launcher derives from the build and the stack directory.
         postBoot.remove("ARTEMIS_RAR");
-        postBoot.remove("ADMIN_PASSWORD_FILE");
+        postBoot.remove("ADMIN_PASSWORD_ASADMIN_FILE");
         assertThat(Settings.defaults()).containsAllEntriesOf(postBoot);
     }
 

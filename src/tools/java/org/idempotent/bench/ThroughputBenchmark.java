@@ -363,7 +363,7 @@ public final class ThroughputBenchmark {
     private void freshSchema() throws SQLException {
         Database.recreate(settings);
         FluentConfiguration flyway = Flyway.configure(ThroughputBenchmark.class.getClassLoader())
-                .dataSource(settings.jdbcUrl(), settings.get("DB_USER"), settings.get("DB_PASSWORD"))
+                .dataSource(settings.jdbcUrl(), settings.get("DB_OWNER_USER"), settings.get("DB_OWNER_PASSWORD"))
                 .locations("classpath:db/migration");
         flyway.getConfigurationExtension(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
         flyway.load().migrate();

@@ -2,6 +2,7 @@ package org.idempotent.stack;
 
 import jakarta.json.Json;
 import jakarta.json.JsonObject;
+import jakarta.json.JsonObjectBuilder;
 import java.io.IOException;
 import java.io.StringReader;
 import java.net.URLEncoder;
@@ -40,12 +41,22 @@ public final class AdminClient {
         return send(request(path).GET());
     }
 
+    /** A bodiless POST, marked as not from a browser form (the admin API refuses those: AdminCallOrigin). */
     public HttpResponse<String> post(String path) {
-        return send(request(path).POST(HttpRequest.BodyPublishers.noBody()));
+        return send(request(path).header("X-Requested-By", "payment-consumer-tools")
+                .POST(HttpRequest.BodyPublishers.noBody()));
     }
 
-    /** POST of an HTML form (application/x-www-form-urlencoded). */
-    public HttpResponse<String> postForm(String path, Map<String, String> fields) {
+    /** A POST with a JSON object of string fields, e.g. {"reason": "..."}. */
+    public HttpResponse<String> postJson(String path, Map<String, String> fields) {
+        JsonObjectBuilder body = Json.createObjectBuilder();
+        fields.forEach(body::add);
+        return send(request(path).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(body.build().toString())));
+    }
+
+    /** What a web page can make a browser send: an HTML form POST (application/x-www-form-urlencoded). */
+    public HttpResponse<String> postHtmlForm(String path, Map<String, String> fields) {
         String form = fields.entrySet().stream()
                 .map(field -> URLEncoder.encode(field.getKey(), StandardCharsets.UTF_8) + "="
                         + URLEncoder.encode(field.getValue(), StandardCharsets.UTF_8))

@@ -1,5 +1,9 @@
 package org.idempotent.stack;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -8,10 +12,16 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.regex.Pattern;
 
-/** Creates the configured database if it is missing; the schema inside it belongs to the application (Flyway). */
+/**
+ * Creates the configured database if it is missing and applies server-config/database-roles.sql to it (the owner
+ * and the application's role); the schema inside belongs to the application (Flyway). The tools connect as the
+ * owner (DB_OWNER_USER), as the tests must to reset what the application may not.
+ */
 public final class Database {
 
     private static final Pattern PLAIN_NAME = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
+
+    public static final Path ROLES = Path.of("server-config", "database-roles.sql");
 
     private Database() {}
 
@@ -20,15 +30,36 @@ public final class Database {
         try (Connection connection = maintenance(settings);
                 PreparedStatement exists = connection.prepareStatement("SELECT 1 FROM pg_database WHERE datname = ?")) {
             exists.setString(1, name);
+            boolean missing;
             try (ResultSet row = exists.executeQuery()) {
-                if (row.next()) {
-                    return;
+                missing = !row.next();
+            }
+            if (missing) {
+                try (Statement create = connection.createStatement()) {
+                    // An identifier cannot be a bind parameter; plainName checked it against PLAIN_NAME.
+                    create.execute("CREATE DATABASE " + name);
                 }
             }
-            try (Statement create = connection.createStatement()) {
-                // An identifier cannot be a bind parameter; plainName checked it against PLAIN_NAME.
-                create.execute("CREATE DATABASE " + name);
+        }
+        applyRoles(settings);
+    }
+
+    private static void applyRoles(Settings settings) throws SQLException {
+        try (Connection connection = connect(settings);
+                PreparedStatement set = connection.prepareStatement("SELECT set_config(?, ?, false)")) {
+            for (String[] setting : new String[][] {{"payments.owner", "DB_OWNER_USER"},
+                    {"payments.owner_password", "DB_OWNER_PASSWORD"}, {"payments.app", "DB_USER"},
+                    {"payments.app_password", "DB_PASSWORD"}}) {
+                set.setString(1, setting[0]);
+                set.setString(2, settings.get(setting[1]));
+                set.execute();
             }
+            try (Statement roles = connection.createStatement()) {
+                // The repository's own file, not input: it takes its values from the settings above.
+                roles.execute(Files.readString(ROLES));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 
@@ -43,7 +74,7 @@ public final class Database {
 
     private static Connection maintenance(Settings settings) throws SQLException {
         String url = "jdbc:postgresql://" + settings.get("DB_HOST") + ":" + settings.get("DB_PORT") + "/postgres";
-        return DriverManager.getConnection(url, settings.get("DB_USER"), settings.get("DB_PASSWORD"));
+        return DriverManager.getConnection(url, settings.get("DB_OWNER_USER"), settings.get("DB_OWNER_PASSWORD"));
     }
 
     private static String plainName(Settings settings) {
@@ -54,7 +85,14 @@ public final class Database {
         return name;
     }
 
+    /** As the owner. */
     public static Connection connect(Settings settings) throws SQLException {
+        return DriverManager.getConnection(settings.jdbcUrl(), settings.get("DB_OWNER_USER"),
+                settings.get("DB_OWNER_PASSWORD"));
+    }
+
+    /** As the application's role (DB_USER), for checks of what it may do. */
+    public static Connection connectAsApplication(Settings settings) throws SQLException {
         return DriverManager.getConnection(settings.jdbcUrl(), settings.get("DB_USER"), settings.get("DB_PASSWORD"));
     }
 }

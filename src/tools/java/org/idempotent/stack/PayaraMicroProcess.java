@@ -68,7 +68,7 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             // administrator sets on the server (domain config) must not be shadowed by an environment variable.
             Map<String, String> environment = new HashMap<>(settings.changedFromDefaults());
             environment.put("ARTEMIS_RAR", Build.RAR.toString());
-            environment.put("ADMIN_PASSWORD_FILE", adminPasswordFile(work, settings).toString());
+            environment.put("ADMIN_PASSWORD_ASADMIN_FILE", adminPasswordFile(work, settings).toString());
             return new PayaraMicroProcess(name, command, environment, settings.stackDir().resolve(name + ".log"),
                     showOutput, httpPort);
         } catch (IOException e) {

@@ -16,8 +16,10 @@ public final class Settings {
         DEFAULTS.put("DB_HOST", "localhost");
         DEFAULTS.put("DB_PORT", "5432");
         DEFAULTS.put("DB_NAME", "payments");
-        DEFAULTS.put("DB_USER", "postgres");
-        DEFAULTS.put("DB_PASSWORD", "postgres");
+        DEFAULTS.put("DB_USER", "payments_app");
+        DEFAULTS.put("DB_PASSWORD", "payments_app");
+        DEFAULTS.put("DB_OWNER_USER", "postgres");
+        DEFAULTS.put("DB_OWNER_PASSWORD", "postgres");
         DEFAULTS.put("DB_POOL_MAX", "16");
         DEFAULTS.put("BROKER_HOST", "localhost");
         DEFAULTS.put("BROKER_PORT", "61616");

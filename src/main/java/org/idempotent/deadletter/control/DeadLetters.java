@@ -15,10 +15,12 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Collections;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.idempotent.payment.control.DedupHorizon;
@@ -55,6 +57,15 @@ public class DeadLetters {
      */
     public static final String ORIGINAL_TIMESTAMP = "originalTimestamp";
 
+    /**
+     * Properties a forward cannot carry under their own names, "name=value; ...": the JMS API sets only names that
+     * are Java identifiers, and other protocols use others (STOMP's content-length, AMQP's message annotations such
+     * as JMS_AMQP_MA_x-opt-jms-msg-type). Kept as text so that a forward loses nothing and never fails on them.
+     */
+    public static final String UNFORWARDED_PROPERTIES = "unforwardedProperties";
+    /** Words a JMS selector reserves, which JMS forbids as property names. */
+    private static final Set<String> RESERVED = Set.of("NULL", "TRUE", "FALSE", "NOT", "AND", "OR", "BETWEEN", "LIKE",
+            "IN", "IS", "ESCAPE");
     private static final long REMOVE_TIMEOUT_MILLIS = 5000;
 
     @Resource(lookup = CONNECTION_FACTORY)
@@ -155,13 +166,22 @@ public class DeadLetters {
     private void send(Message message, Rejection rejection, Map<String, String> evidence, String queue)
             throws JMSException {
         Map<String, Object> properties = new LinkedHashMap<>();
+        List<String> unforwarded = new ArrayList<>();
         for (Object property : Collections.list(message.getPropertyNames())) {
             String name = (String) property;
             // JMSX properties are set by the provider; a client may not set them. A duplicate ID the message came
             // with (a producer's, or an earlier forward's) is not this forward's.
-            if (!name.startsWith("JMSX") && !name.equals(DUPLICATE_ID)) {
-                properties.put(name, message.getObjectProperty(name));
+            if (name.startsWith("JMSX") || name.equals(DUPLICATE_ID)) {
+                continue;
             }
+            if (isPropertyName(name)) {
+                properties.put(name, message.getObjectProperty(name));
+            } else {
+                unforwarded.add(name + "=" + message.getObjectProperty(name));
+            }
+        }
+        if (!unforwarded.isEmpty()) {
+            properties.put(UNFORWARDED_PROPERTIES, String.join("; ", unforwarded));
         }
         String originalDestination = String.valueOf(message.getJMSDestination());
         String originalId = message.getJMSMessageID();
@@ -191,6 +211,14 @@ public class DeadLetters {
         try (JMSContext jms = connectionFactory.createContext()) {
             jms.createProducer().send(jms.createQueue(queue), message);
         }
+    }
+
+    /** Whether JMS lets a client set a property of this name. */
+    static boolean isPropertyName(String name) {
+        if (name.isEmpty() || !Character.isJavaIdentifierStart(name.charAt(0)) || RESERVED.contains(name.toUpperCase())) {
+            return false;
+        }
+        return name.chars().skip(1).allMatch(Character::isJavaIdentifierPart);
     }
 
     /**

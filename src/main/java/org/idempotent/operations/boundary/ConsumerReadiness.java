@@ -9,6 +9,9 @@ import jakarta.jms.JMSContext;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
@@ -20,13 +23,23 @@ import org.idempotent.schema.boundary.SchemaMigration;
 
 /**
  * Ready when the schema is migrated, both the database and the broker answer, and the database breaker is closed
- * (consumption is not held back): /health/ready.
+ * (consumption is not held back): /health/ready. The answer is kept for a moment: a check takes a pool connection of
+ * each kind, and a flood of probes must not take the consumer's. It names states, never an exception's text (which
+ * can hold hosts, users or SQL); the server log has the details.
  */
 @Readiness
 @ApplicationScoped
 public class ConsumerReadiness implements HealthCheck {
 
     private static final int DATABASE_TIMEOUT_SECONDS = 2;
+    /** How long one answer serves every probe. */
+    static final Duration CACHED_FOR = Duration.ofSeconds(2);
+    private static final Logger LOG = Logger.getLogger(ConsumerReadiness.class.getName());
+
+    private record Answer(long at, HealthCheckResponse response) {}
+
+    private final ReentrantLock checking = new ReentrantLock();
+    private volatile Answer last;
 
     @EJB
     SchemaMigration schema;
@@ -42,6 +55,27 @@ public class ConsumerReadiness implements HealthCheck {
 
     @Override
     public HealthCheckResponse call() {
+        Answer answer = last;
+        if (answer != null && System.nanoTime() - answer.at() < CACHED_FOR.toNanos()) {
+            return answer.response();
+        }
+        // One probe checks; the others meanwhile get the previous answer, if there is one.
+        if (answer != null && !checking.tryLock()) {
+            return answer.response();
+        }
+        if (answer == null) {
+            checking.lock();
+        }
+        try {
+            HealthCheckResponse response = check();
+            last = new Answer(System.nanoTime(), response);
+            return response;
+        } finally {
+            checking.unlock();
+        }
+    }
+
+    private HealthCheckResponse check() {
         HealthCheckResponseBuilder response = HealthCheckResponse.named("payment-consumer");
         boolean up = true;
         String version = schema.awaitMigrated();
@@ -52,19 +86,21 @@ public class ConsumerReadiness implements HealthCheck {
             response.withData("database", valid ? "UP" : "DOWN");
             up &= valid;
         } catch (SQLException e) {
-            response.withData("database", "DOWN: " + e.getMessage());
+            LOG.log(Level.WARNING, "Readiness: the database does not answer", e);
+            response.withData("database", "DOWN: SQLState " + e.getSQLState());
             up = false;
         }
         if (breaker.isOpen()) {
             // Consumption is held back until the breaker's own probe succeeds, whatever the check above saw.
             response.withData("databaseBreaker", "OPEN for " + breaker.openFor().map(Duration::toSeconds).orElse(0L)
-                    + " s: " + breaker.lastProbeFailure().orElse(""));
+                    + " s");
             up = false;
         }
         try (JMSContext jms = connectionFactory.createContext()) {
             response.withData("broker", "UP");
         } catch (RuntimeException e) {
-            response.withData("broker", "DOWN: " + e.getMessage());
+            LOG.log(Level.WARNING, "Readiness: the broker does not answer", e);
+            response.withData("broker", "DOWN: " + e.getClass().getSimpleName());
             up = false;
         }
         return response.status(up).build();

@@ -6,7 +6,6 @@ import jakarta.inject.Inject;
 import jakarta.jms.JMSException;
 import jakarta.ws.rs.BadRequestException;
 import jakarta.ws.rs.Consumes;
-import jakarta.ws.rs.FormParam;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
@@ -56,6 +55,9 @@ public class ProcessedEventsResource {
         }
     }
 
+    /** The body of a decision: why (required, audited). */
+    public record Decision(String reason) {}
+
     /** fingerprint: SHA-256 of the payload first processed under the ID, hex; null for records older than V3. */
     public record EventRecord(UUID eventId, boolean processed, Instant processedAt, String fingerprint,
             List<Forgetting> forgotten, List<Release> released) {}
@@ -86,10 +88,10 @@ public class ProcessedEventsResource {
      */
     @POST
     @Path("forget")
-    @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response forget(@PathParam("eventId") String eventId, @FormParam("reason") String reason) {
+    @Consumes(MediaType.APPLICATION_JSON)
+    public Response forget(@PathParam("eventId") String eventId, Decision decision) {
         UUID id = parse(eventId);
-        return events.forget(id, requireReason(reason))
+        return events.forget(id, requireReason(decision))
                 .map(audit -> Response.ok(Forgetting.of(audit)))
                 .orElseGet(() -> Response.status(Status.NOT_FOUND)
                         .entity(Map.of("error", "event " + id + " is not recorded as processed; nothing to forget")))
@@ -102,11 +104,10 @@ public class ProcessedEventsResource {
      */
     @POST
     @Path("release")
-    @Consumes(MediaType.APPLICATION_FORM_URLENCODED)
-    public Response release(@PathParam("eventId") String eventId, @FormParam("reason") String reason)
-            throws JMSException {
+    @Consumes(MediaType.APPLICATION_JSON)
+    public Response release(@PathParam("eventId") String eventId, Decision decision) throws JMSException {
         UUID id = parse(eventId);
-        String given = requireReason(reason);
+        String given = requireReason(decision);
         if (deadLetters.quarantined(id) == 0) {
             return Response.status(Status.NOT_FOUND).entity(Map.of("error", "no message of event " + id + " is in "
                     + deadLetters.quarantineQueue() + "; nothing to release")).build();
@@ -115,9 +116,11 @@ public class ProcessedEventsResource {
         return Response.ok(Release.of(audit, deadLetters.releaseFromQuarantine(id))).build();
     }
 
-    private static String requireReason(String reason) {
+    private static String requireReason(Decision decision) {
+        String reason = decision == null ? null : decision.reason();
         if (reason == null || reason.isBlank() || reason.length() > MAX_REASON_LENGTH) {
-            throw badRequest("a reason (form field 'reason', 1 to " + MAX_REASON_LENGTH + " characters) is required");
+            throw badRequest("a reason (JSON body {\"reason\": \"...\"}, 1 to " + MAX_REASON_LENGTH
+                    + " characters) is required");
         }
         return reason.strip();
     }

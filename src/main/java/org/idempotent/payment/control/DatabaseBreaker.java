@@ -57,7 +57,6 @@ public class DatabaseBreaker {
     private long nextProbeAt;
     private Duration backoff = FIRST_BACKOFF;
     private boolean probing;
-    private String lastProbeFailure;
 
     @PostConstruct
     void registerGauges() {
@@ -78,16 +77,6 @@ public class DatabaseBreaker {
     public Optional<Duration> openFor() {
         long opened = openedAt;
         return opened == 0 ? Optional.empty() : Optional.of(Duration.ofNanos(System.nanoTime() - opened));
-    }
-
-    /** Why the last probe failed, while open. */
-    public Optional<String> lastProbeFailure() {
-        lock.lock();
-        try {
-            return isOpen() ? Optional.ofNullable(lastProbeFailure) : Optional.empty();
-        } finally {
-            lock.unlock();
-        }
     }
 
     /** Returns at once while closed; while open, blocks until a probe succeeds. */
@@ -136,7 +125,6 @@ public class DatabaseBreaker {
             openedAt = System.nanoTime();
             backoff = FIRST_BACKOFF;
             nextProbeAt = openedAt + backoff.toNanos();
-            lastProbeFailure = failure.get();
             LOG.log(Level.WARNING, "The database does not answer ({0}): consumption waits until it does",
                     failure.get());
             return true;
@@ -151,11 +139,9 @@ public class DatabaseBreaker {
             LOG.log(Level.WARNING, "The database answers again after {0} s: consumption resumes",
                     openFor().map(Duration::toSeconds).orElse(0L));
             openedAt = 0;
-            lastProbeFailure = null;
             closed.signalAll();
             return;
         }
-        lastProbeFailure = failure.get();
         backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
         nextProbeAt = System.nanoTime() + backoff.toNanos();
         closed.signalAll(); // the others wait for the next probe time instead

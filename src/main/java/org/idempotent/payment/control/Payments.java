@@ -91,7 +91,8 @@ public class Payments {
         String fingerprint = HexFormat.of().formatHex(event.fingerprint());
         Rejection mismatch = new Rejection(Rejection.Reason.PAYLOAD_MISMATCH, "event " + event.eventId()
                 + " was processed with payload fingerprint " + originalFingerprint + ", this message has " + fingerprint);
-        return new Consumed.MovedAside(Outcome.CONFLICT, mismatch,
-                Map.of(ORIGINAL_FINGERPRINT, originalFingerprint, FINGERPRINT, fingerprint));
+        // The event ID as a property too: an operator moves one event's conflicts back by it (operate.sh).
+        return new Consumed.MovedAside(Outcome.CONFLICT, mismatch, Map.of(DedupHorizon.EVENT_ID,
+                event.eventId().toString(), ORIGINAL_FINGERPRINT, originalFingerprint, FINGERPRINT, fingerprint));
     }
 }

@@ -30,10 +30,12 @@ public class SchemaMigration {
 
     /** The JDBC resource of the non-XA PostgreSQL pool (server-config/post-boot-commands.asadmin). */
     public static final String DATA_SOURCE = "jdbc/payments";
+    /** The schema owner's pool: Flyway changes the schema, which the application's role may not. */
+    static final String OWNER_DATA_SOURCE = "jdbc/payments-owner";
 
     private static final Logger LOG = Logger.getLogger(SchemaMigration.class.getName());
 
-    @Resource(lookup = DATA_SOURCE)
+    @Resource(lookup = OWNER_DATA_SOURCE)
     DataSource dataSource;
 
     private volatile String version;

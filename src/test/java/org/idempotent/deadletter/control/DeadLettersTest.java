@@ -25,6 +25,17 @@ class DeadLettersTest {
     }
 
     @Test
+    void propertiesOfOtherProtocolsThatJmsCannotNameAreNotForwardedUnderTheirNames() {
+        assertThat(DeadLetters.isPropertyName("rejectionReason")).isTrue();
+        assertThat(DeadLetters.isPropertyName("_AMQ_ORIG_QUEUE")).isTrue();
+        assertThat(DeadLetters.isPropertyName("content-length")).as("STOMP").isFalse();
+        assertThat(DeadLetters.isPropertyName("JMS_AMQP_MA_x-opt-jms-msg-type")).as("AMQP").isFalse();
+        assertThat(DeadLetters.isPropertyName("1st")).isFalse();
+        assertThat(DeadLetters.isPropertyName("")).isFalse();
+        assertThat(DeadLetters.isPropertyName("between")).as("a selector's reserved word").isFalse();
+    }
+
+    @Test
     void aMessageWithoutAnIdGetsNoForwardId() {
         assertThat(DeadLetters.forwardId(null, "payments.dlq", null)).isNull();
     }

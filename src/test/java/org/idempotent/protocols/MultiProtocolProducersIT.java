@@ -1,0 +1,265 @@
+package org.idempotent.protocols;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import jakarta.jms.BytesMessage;
+import jakarta.jms.Connection;
+import jakarta.jms.ConnectionFactory;
+import jakarta.jms.DeliveryMode;
+import jakarta.jms.JMSException;
+import jakarta.jms.Message;
+import jakarta.jms.MessageProducer;
+import jakarta.jms.Session;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import org.apache.qpid.jms.JmsConnectionFactory;
+import org.idempotent.loadgen.PaymentProducer;
+import org.idempotent.payment.entity.Rejection;
+import org.idempotent.stack.Build;
+import org.idempotent.stack.FreePort;
+import org.idempotent.stack.InstanceMetrics;
+import org.idempotent.stack.Ledger;
+import org.idempotent.stack.PayaraMicroProcess;
+import org.idempotent.stack.Settings;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Producers that speak the broker's other protocols on its one port: AMQP 1.0 (Qpid JMS: a TextMessage travels as an
+ * AMQP value, a BytesMessage as a data section), STOMP (raw frames: without content-length the body arrives as text,
+ * with it as bytes) and OpenWire (ActiveMQ Classic's client), next to the core protocol. Each sends text and binary
+ * JSON events and resends another protocol's events: each event is applied once. Poison from each is dead-lettered
+ * with its reason.
+ */
+class MultiProtocolProducersIT {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(60);
+
+    private static Settings settings;
+    private static PayaraMicroProcess micro;
+    private static InstanceMetrics metrics;
+    private static Ledger ledger;
+
+    /** One way of sending a body, text or bytes, with string properties. */
+    private interface Sender extends AutoCloseable {
+        void send(String body, boolean binary, Map<String, String> properties) throws Exception;
+    }
+
+    @BeforeAll
+    static void startConsumer() {
+        settings = Settings.fromEnvironment()
+                .with("PAYMENTS_QUEUE", "it.protocols")
+                .with("HTTP_PORT", String.valueOf(FreePort.find()));
+        micro = PayaraMicroProcess.start("protocols-it", settings, Build.WAR, false).awaitReady(Duration.ofMinutes(3));
+        metrics = new InstanceMetrics(micro);
+        ledger = new Ledger(settings);
+    }
+
+    @AfterAll
+    static void stopConsumer() {
+        if (micro != null) {
+            micro.close();
+        }
+    }
+
+    @Test
+    void textAndBinaryEventsFromEveryProtocolAreAppliedOnceAndDuplicatesAcrossProtocolsAbsorbed() throws Exception {
+        Map<String, Long> expected = new LinkedHashMap<>();
+        List<String> protocols = List.of("core", "amqp", "stomp", "openwire");
+        Map<String, List<String>> events = new LinkedHashMap<>();
+        for (String protocol : protocols) {
+            List<String> bodies = new ArrayList<>();
+            for (boolean binary : new boolean[] {false, true}) {
+                String account = "protocols-" + protocol + (binary ? "-bytes-" : "-text-") + UUID.randomUUID();
+                long amount = 100 + bodies.size();
+                bodies.add(PaymentProducer.json(UUID.randomUUID(), account, amount));
+                expected.put(account, amount);
+            }
+            events.put(protocol, bodies);
+        }
+        long applied = metrics.outcome("applied");
+        long duplicates = metrics.outcome("duplicate");
+
+        for (int i = 0; i < protocols.size(); i++) {
+            String protocol = protocols.get(i);
+            // Each protocol sends its own events and then the previous protocol's again.
+            List<String> again = events.get(protocols.get((i + protocols.size() - 1) % protocols.size()));
+            try (Sender sender = sender(protocol)) {
+                sender.send(events.get(protocol).get(0), false, Map.of());
+                sender.send(events.get(protocol).get(1), true, Map.of());
+                sender.send(again.get(0), false, Map.of());
+                sender.send(again.get(1), true, Map.of());
+            }
+        }
+
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(metrics.outcome("applied") - applied).isEqualTo(8));
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(metrics.outcome("duplicate") - duplicates).isEqualTo(8));
+        expected.forEach((account, amount) -> assertThat(ledger.balance(account)).as(account).isEqualTo(amount));
+    }
+
+    @Test
+    void poisonFromEveryProtocolIsDeadLetteredWithItsReason() throws Exception {
+        String probe = UUID.randomUUID().toString();
+        List<String> protocols = List.of("core", "amqp", "stomp", "openwire");
+        for (String protocol : protocols) {
+            try (Sender sender = sender(protocol)) {
+                sender.send("this is not json", false, Map.of("probe", probe, "protocol", protocol + "-text"));
+                sender.send("[\"not\", \"an object\"]", true, Map.of("probe", probe, "protocol", protocol + "-bytes"));
+            }
+        }
+
+        Map<String, String> reasons = new LinkedHashMap<>();
+        Map<String, String> unforwarded = new LinkedHashMap<>();
+        try (Connection operator = new org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory(
+                settings.brokerUrl(), settings.get("BROKER_OPERATOR_USER"), settings.get("BROKER_OPERATOR_PASSWORD"))
+                .createConnection()) {
+            operator.start();
+            Session session = operator.createSession(false, Session.AUTO_ACKNOWLEDGE);
+            try (var consumer = session.createConsumer(session.createQueue(settings.get("DEAD_LETTER_QUEUE")),
+                    "probe = '" + probe + "'")) {
+                long deadline = System.nanoTime() + PATIENCE.toNanos();
+                while (reasons.size() < 2 * protocols.size() && System.nanoTime() < deadline) {
+                    Message dead = consumer.receive(500);
+                    if (dead != null) {
+                        reasons.put(dead.getStringProperty("protocol"), dead.getStringProperty("rejectionReason"));
+                        unforwarded.put(dead.getStringProperty("protocol"),
+                                String.valueOf(dead.getStringProperty("unforwardedProperties")));
+                    }
+                }
+            }
+        }
+        Map<String, String> expected = new LinkedHashMap<>();
+        for (String protocol : protocols) {
+            expected.put(protocol + "-text", Rejection.Reason.MALFORMED_JSON.name());
+            expected.put(protocol + "-bytes", Rejection.Reason.NOT_A_JSON_OBJECT.name());
+        }
+        assertThat(reasons).isEqualTo(expected);
+        // STOMP's content-length is no JMS property name: the forward keeps it as text instead of failing on it.
+        assertThat(unforwarded.get("stomp-bytes")).contains("content-length=");
+    }
+
+    private static Sender sender(String protocol) throws Exception {
+        String user = settings.get("BROKER_PRODUCER_USER");
+        String password = settings.get("BROKER_PRODUCER_PASSWORD");
+        String hostPort = settings.get("BROKER_HOST") + ":" + settings.get("BROKER_PORT");
+        return switch (protocol) {
+            case "core" -> jms(new org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory(
+                    "tcp://" + hostPort, user, password));
+            case "amqp" -> jms(new JmsConnectionFactory(user, password, "amqp://" + hostPort));
+            // The broker sends no advisories (acceptor: supportAdvisory=false), so the client need not watch them.
+            case "openwire" -> jms(new org.apache.activemq.ActiveMQConnectionFactory(user, password,
+                    "tcp://" + hostPort + "?jms.watchTopicAdvisories=false"));
+            case "stomp" -> new Stomp(settings.get("BROKER_HOST"), settings.getInt("BROKER_PORT"), user, password,
+                    settings.get("PAYMENTS_QUEUE"));
+            default -> throw new IllegalArgumentException(protocol);
+        };
+    }
+
+    private static Sender jms(ConnectionFactory factory) throws JMSException {
+        Connection connection = factory.createConnection();
+        Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+        MessageProducer producer = session.createProducer(session.createQueue(settings.get("PAYMENTS_QUEUE")));
+        producer.setDeliveryMode(DeliveryMode.PERSISTENT);
+        return new Sender() {
+            @Override
+            public void send(String body, boolean binary, Map<String, String> properties) throws JMSException {
+                Message message;
+                if (binary) {
+                    BytesMessage bytes = session.createBytesMessage();
+                    bytes.writeBytes(body.getBytes(UTF_8));
+                    message = bytes;
+                } else {
+                    message = session.createTextMessage(body);
+                }
+                for (Map.Entry<String, String> property : properties.entrySet()) {
+                    message.setStringProperty(property.getKey(), property.getValue());
+                }
+                producer.send(message);
+            }
+
+            @Override
+            public void close() throws JMSException {
+                connection.close();
+            }
+        };
+    }
+
+    /** STOMP 1.2 over a plain socket: every SEND asks for a receipt, so a returned send is on the broker. */
+    private static final class Stomp implements Sender {
+
+        private final Socket socket;
+        private final OutputStream out;
+        private final InputStream in;
+        private final String destination;
+        private int receipts;
+
+        Stomp(String host, int port, String login, String passcode, String destination) throws IOException {
+            this.socket = new Socket(host, port);
+            this.out = socket.getOutputStream();
+            this.in = socket.getInputStream();
+            this.destination = destination;
+            write("CONNECT\naccept-version:1.2\nhost:" + host + "\nlogin:" + login + "\npasscode:" + passcode + "\n\n",
+                    new byte[0]);
+            String connected = readFrame();
+            if (!connected.startsWith("CONNECTED")) {
+                throw new IOException("STOMP login refused: " + connected);
+            }
+        }
+
+        @Override
+        public void send(String body, boolean binary, Map<String, String> properties) throws IOException {
+            String receipt = "r" + ++receipts;
+            StringBuilder headers = new StringBuilder("SEND\ndestination:" + destination + "\npersistent:true\nreceipt:"
+                    + receipt + "\n");
+            byte[] bytes = body.getBytes(UTF_8);
+            if (binary) {
+                headers.append("content-length:").append(bytes.length).append('\n');
+            }
+            properties.forEach((name, value) -> headers.append(name).append(':').append(value).append('\n'));
+            write(headers.append('\n').toString(), bytes);
+            String answer = readFrame();
+            if (!answer.startsWith("RECEIPT") || !answer.contains("receipt-id:" + receipt)) {
+                throw new IOException("STOMP send not confirmed: " + answer);
+            }
+        }
+
+        private void write(String headers, byte[] body) throws IOException {
+            out.write(headers.getBytes(UTF_8));
+            out.write(body);
+            out.write(0);
+            out.flush();
+        }
+
+        private String readFrame() throws IOException {
+            ByteArrayOutputStream frame = new ByteArrayOutputStream();
+            int b;
+            while ((b = in.read()) != 0) {
+                if (b < 0) {
+                    throw new IOException("STOMP connection closed after: " + frame.toString(UTF_8));
+                }
+                if (frame.size() > 0 || (b != '\n' && b != '\r')) {  // heart-beats between frames
+                    frame.write(b);
+                }
+            }
+            return frame.toString(UTF_8);
+        }
+
+        @Override
+        public void close() throws IOException {
+            write("DISCONNECT\n\n", new byte[0]);
+            socket.close();
+        }
+    }
+}
