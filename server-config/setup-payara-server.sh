@@ -116,6 +116,13 @@ unless() {
                   s/\\/\\\\/g; print' \
         "$here/post-boot-commands.asadmin"
 } > "$work/resources"
+# The application checks that no password is a development default: it reads them as MicroProfile Config values, here
+# references to the aliases (domain.xml holds no password).
+cat >> "$work/resources" <<'EOF'
+set-config-property --propertyName=DB_PASSWORD --propertyValue=${ALIAS=payments-db-password} --source=domain
+set-config-property --propertyName=DB_OWNER_PASSWORD --propertyValue=${ALIAS=payments-db-owner-password} --source=domain
+set-config-property --propertyName=BROKER_PASSWORD --propertyValue=${ALIAS=payments-broker-password} --source=domain
+EOF
 session "$work/resources" || { echo "setup-payara-server.sh: a command failed (see above); run it again once fixed" >&2; exit 1; }
 
 # 3. The database must answer before the application deploys (it migrates the schema at start).

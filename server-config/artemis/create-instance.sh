@@ -20,7 +20,9 @@
 #   *_PASSWORD_FILE              instead of a password, a file holding it (container secrets)
 #   BROKER_BIND, BROKER_PORT     the acceptor for every protocol (default 127.0.0.1:61616)
 #   BROKER_CONSOLE_HOST, BROKER_CONSOLE_PORT   the web console (default 127.0.0.1:8161)
-#   BROKER_PLUGINS_JAR           the broker plugins jar (default: target/runtime/, built by mvn package)
+#   BROKER_METRICS_HOST, BROKER_METRICS_PORT   the broker's Prometheus endpoint (default 127.0.0.1:9404)
+#   BROKER_PLUGINS               the directory of the broker plugins' jars (default: target/runtime/broker-plugins,
+#                                built by mvn package)
 set -euo pipefail
 
 instance=${1:?usage: create-instance.sh <instance directory>}
@@ -47,8 +49,9 @@ operator_user=${BROKER_OPERATOR_USER:-operator}
 consumer_password=$(secret BROKER_PASSWORD)
 producer_password=$(secret BROKER_PRODUCER_PASSWORD)
 operator_password=$(secret BROKER_OPERATOR_PASSWORD)
-plugins=${BROKER_PLUGINS_JAR:-$here/../../target/runtime/payment-consumer-broker-plugins.jar}
-[ -f "$plugins" ] || { echo "create-instance.sh: no broker plugins jar at $plugins (run mvn package)" >&2; exit 1; }
+plugins=${BROKER_PLUGINS:-$here/../../target/runtime/broker-plugins}
+[ -f "$plugins/payment-consumer-broker-plugins.jar" ] \
+    || { echo "create-instance.sh: no broker plugins in $plugins (run mvn package)" >&2; exit 1; }
 
 if [ ! -f "$instance/etc/artemis.profile" ]; then
     # The login given here is replaced below; --role sets the console's role (HAWTIO_ROLES in artemis.profile).
@@ -60,7 +63,7 @@ fi
 for file in broker.xml bootstrap.xml management.xml jolokia-access.xml; do
     cp "$here/$file" "$instance/etc/$file"
 done
-cp "$plugins" "$instance/lib/"
+cp "$plugins"/*.jar "$instance/lib/"
 
 hash() {
     "$artemis" mask --hash "$1" | sed -n 's/^result: //p'
@@ -88,6 +91,6 @@ sed -i '/^# payments: settings of create-instance.sh$/,$d' "$profile"
 [ -z "$(tail -c 1 "$profile")" ] || echo >> "$profile"
 cat >> "$profile" <<EOF
 # payments: settings of create-instance.sh
-JAVA_ARGS_APPEND="-Dbroker.bind=${BROKER_BIND:-127.0.0.1} -Dbroker.port=${BROKER_PORT:-61616} -Dbroker.console.host=${BROKER_CONSOLE_HOST:-127.0.0.1} -Dbroker.console.port=${BROKER_CONSOLE_PORT:-8161} -XX:+ExitOnOutOfMemoryError \${JAVA_ARGS_APPEND:-}"
+JAVA_ARGS_APPEND="-Dbroker.bind=${BROKER_BIND:-127.0.0.1} -Dbroker.port=${BROKER_PORT:-61616} -Dbroker.console.host=${BROKER_CONSOLE_HOST:-127.0.0.1} -Dbroker.console.port=${BROKER_CONSOLE_PORT:-8161} -Dbroker.metrics.host=${BROKER_METRICS_HOST:-127.0.0.1} -Dbroker.metrics.port=${BROKER_METRICS_PORT:-9404} -XX:+ExitOnOutOfMemoryError \${JAVA_ARGS_APPEND:-}"
 EOF
 echo "Broker instance $instance ready: $instance/bin/artemis run"

@@ -36,7 +36,7 @@ class DockerFilesIT {
     /** Settings of the README table that only the launcher or the build uses; the image sets its own paths. */
     private static final Set<String> NOT_FOR_THE_CONTAINER = Set.of("HTTP_PORT", "STACK_DIR", "ARTEMIS_RAR",
             "BROKER_PRODUCER_USER", "BROKER_PRODUCER_PASSWORD", "BROKER_OPERATOR_USER", "BROKER_OPERATOR_PASSWORD",
-            "BROKER_CONSOLE_PORT");
+            "BROKER_CONSOLE_PORT", "BROKER_METRICS_PORT");
     private static final String LOOPBACK_UNLESS_CONFIGURED = "${PUBLISH_ADDRESS:-127.0.0.1}:";
 
     /** FROM image AS name, the instructions after it. */
@@ -193,6 +193,29 @@ class DockerFilesIT {
         documented.removeAll(NOT_FOR_THE_CONTAINER);
         assertThat(passed).as("every documented setting is passed").containsAll(documented);
         assertThat(documented).as("and nothing undocumented").containsAll(passed);
+    }
+
+    @Test
+    @SuppressWarnings("unchecked")
+    void prometheusScrapesTheConsumerAndTheBrokerWhereComposeRunsThem() throws IOException {
+        Map<String, Object> prometheus;
+        try (Reader reader = Files.newBufferedReader(Path.of("docker", "prometheus.yml"))) {
+            prometheus = new Yaml().load(reader);
+        }
+        List<String> targets = new ArrayList<>();
+        for (Map<String, Object> job : (List<Map<String, Object>>) prometheus.get("scrape_configs")) {
+            for (Map<String, Object> config : (List<Map<String, Object>>) job.get("static_configs")) {
+                targets.addAll((List<String>) config.get("targets"));
+            }
+        }
+
+        assertThat(targets).containsExactly("payment-consumer:8080", "broker:9404");
+        for (String target : targets) {
+            String[] hostPort = target.split(":");
+            assertThat((List<String>) service(hostPort[0]).get("ports")).as(target)
+                    .anyMatch(port -> port.endsWith(":" + hostPort[1]));
+        }
+        assertThat(Files.readString(Path.of("docker", "Dockerfile"))).contains("BROKER_METRICS_HOST=0.0.0.0");
     }
 
     @Test

@@ -18,6 +18,7 @@ import java.util.UUID;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.stack.AdminClient;
 import org.idempotent.stack.Build;
+import org.idempotent.stack.HeadlessChromium;
 import org.idempotent.stack.Commands;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.Ledger;
@@ -27,12 +28,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
-import org.openqa.selenium.OutputType;
-import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
-import org.openqa.selenium.chrome.ChromeDriver;
-import org.openqa.selenium.chrome.ChromeDriverService;
-import org.openqa.selenium.chrome.ChromeOptions;
 
 /**
  * The product on full Payara Server 6, set up from scratch by server-config/setup-payara-server.sh in a fresh domain:
@@ -42,7 +38,6 @@ class PayaraServerIT {
 
     private static final Path INSTALLATION = Path.of(System.getProperty("payara.server.dir", "target/payara-server"))
             .resolve("payara6");
-    private static final Path SCREENSHOTS = Path.of("target", "payara-server-console");
     private static final Duration PATIENCE = Duration.ofMinutes(2);
     /** Every setting the application reads (README, Configuration): each a domain property after the setup. */
     private static final List<String> CONFIG_KEYS = List.of("PAYMENTS_QUEUE", "DEAD_LETTER_QUEUE", "CONFLICTS_QUEUE",
@@ -156,8 +151,7 @@ class PayaraServerIT {
 
     @Test
     void theAdminConsoleListsTheApplicationAndItsResources() throws Exception {
-        Files.createDirectories(SCREENSHOTS);
-        WebDriver browser = chromium();
+        WebDriver browser = HeadlessChromium.start();
         try {
             String console = "http://127.0.0.1:" + domain.adminPort();
             // The console is deployed on first use: the first requests answer 202 while it loads.
@@ -178,8 +172,7 @@ class PayaraServerIT {
                     + "?source=domain&configName=server-config");
             await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
                     .until(() -> !propertyNames(browser).isEmpty());
-            Files.write(SCREENSHOTS.resolve("microprofile-config.png"),
-                    ((TakesScreenshot) browser).getScreenshotAs(OutputType.BYTES));
+            HeadlessChromium.screenshot(browser, "payara-server-microprofile-config");
             assertThat(propertyNames(browser)).as("the domain's MicroProfile Config properties").containsAll(CONFIG_KEYS);
         } finally {
             browser.quit();
@@ -190,8 +183,7 @@ class PayaraServerIT {
         browser.get(page);
         await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
                 .until(() -> !mainTableRows(browser, name).isEmpty());
-        Files.write(SCREENSHOTS.resolve(screenshot + ".png"),
-                ((TakesScreenshot) browser).getScreenshotAs(OutputType.BYTES));
+        HeadlessChromium.screenshot(browser, "payara-server-" + screenshot);
         assertThat(mainTableRows(browser, name)).as("%s lists %s", page, name).hasSize(1);
     }
 
@@ -208,17 +200,5 @@ class PayaraServerIT {
     private static List<?> mainTableRows(WebDriver browser, String name) {
         return browser.findElements(By.xpath("//table[contains(concat(' ', @class, ' '), ' Tbl_sun4 ')]//tr[(td|th)"
                 + "[normalize-space(.)='" + name + "']]"));
-    }
-
-    private static WebDriver chromium() throws Exception {
-        Path profile = Files.createTempDirectory(Path.of("target"), "chromium-profile");
-        ChromeOptions options = new ChromeOptions();
-        options.setBinary("/usr/bin/chromium");
-        options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--window-size=1400,1000", "--user-data-dir=" + profile.toAbsolutePath());
-        ChromeDriverService service = new ChromeDriverService.Builder()
-                .usingDriverExecutable(Path.of("/usr/bin/chromedriver").toFile()).build();
-        return new ChromeDriver(service, options);
     }
 }

@@ -36,6 +36,8 @@ class SettingsTest {
         // Paths the launcher derives from the build and the stack directory.
         postBoot.remove("ARTEMIS_RAR");
         postBoot.remove("ADMIN_PASSWORD_ASADMIN_FILE");
+        // false on a server, declared true by the launcher and the tests.
+        assertThat(postBoot.remove("PAYMENTS_DEVELOPMENT")).isEqualTo("false");
         assertThat(Settings.defaults()).containsAllEntriesOf(postBoot);
     }
 

@@ -76,7 +76,7 @@ public final class BrokerProcess extends ChildProcess {
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
         builder.environment().putAll(settings.asEnvironment());
         builder.environment().put("ARTEMIS_HOME", Build.artemisHome().toString());
-        builder.environment().put("BROKER_PLUGINS_JAR", Build.BROKER_PLUGINS.toString());
+        builder.environment().put("BROKER_PLUGINS", Build.BROKER_PLUGINS.toString());
         try {
             int exit = builder.start().waitFor();
             if (exit != 0) {

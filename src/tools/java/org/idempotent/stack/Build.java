@@ -15,7 +15,8 @@ public final class Build {
     public static final Path RAR = RUNTIME_DIR.resolve("artemis-ra.rar");
     public static final Path PAYARA_MICRO = RUNTIME_DIR.resolve("payara-micro.jar");
     public static final Path POSTGRESQL_DRIVER = RUNTIME_DIR.resolve("postgresql.jar");
-    public static final Path BROKER_PLUGINS = RUNTIME_DIR.resolve("payment-consumer-broker-plugins.jar");
+    /** The broker plugins' jars, for a broker instance's lib/ (create-instance.sh copies them). */
+    public static final Path BROKER_PLUGINS = RUNTIME_DIR.resolve("broker-plugins");
     public static final Path BROKER_INSTANCE_SCRIPT =
             Path.of("server-config", "artemis", "create-instance.sh").toAbsolutePath();
     public static final Path POST_BOOT_COMMANDS = Path.of("server-config", "post-boot-commands.asadmin").toAbsolutePath();

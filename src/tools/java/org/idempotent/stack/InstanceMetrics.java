@@ -45,6 +45,11 @@ public final class InstanceMetrics {
         return Double.parseDouble(m.group(1));
     }
 
+    /** Everything /metrics shows, every scope, in the Prometheus text format. */
+    public String text() {
+        return get("/metrics");
+    }
+
     private String get(String path) {
         try {
             HttpResponse<String> response = HTTP.send(

@@ -68,6 +68,8 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             // administrator sets on the server (domain config) must not be shadowed by an environment variable.
             Map<String, String> environment = new HashMap<>(settings.changedFromDefaults());
             environment.put("ARTEMIS_RAR", Build.RAR.toString());
+            // The launcher runs with the development passwords: say so, or readiness stays DOWN for them.
+            environment.put("PAYMENTS_DEVELOPMENT", settings.get("PAYMENTS_DEVELOPMENT"));
             environment.put("ADMIN_PASSWORD_ASADMIN_FILE", adminPasswordFile(work, settings).toString());
             return new PayaraMicroProcess(name, command, environment, settings.stackDir().resolve(name + ".log"),
                     showOutput, httpPort);

@@ -31,6 +31,7 @@ public final class Settings {
         DEFAULTS.put("BROKER_OPERATOR_USER", "operator");
         DEFAULTS.put("BROKER_OPERATOR_PASSWORD", "operator");
         DEFAULTS.put("BROKER_CONSOLE_PORT", "8161");
+        DEFAULTS.put("BROKER_METRICS_PORT", "9404");
         DEFAULTS.put("PAYMENTS_QUEUE", "payments");
         DEFAULTS.put("DEAD_LETTER_QUEUE", "payments.dlq");
         DEFAULTS.put("CONFLICTS_QUEUE", "payments.conflicts");
@@ -46,6 +47,8 @@ public final class Settings {
         DEFAULTS.put("BROKER_MAX_DELIVERY_ATTEMPTS", "20");
         DEFAULTS.put("BROKER_MAX_REDELIVERY_DELAY_SECONDS", "300");
         DEFAULTS.put("DLQ_REPLAY_DAYS", "7");
+        // The run command and the tests are development: their passwords are the defaults above.
+        DEFAULTS.put("PAYMENTS_DEVELOPMENT", "true");
         DEFAULTS.put("HTTP_PORT", "8080");
         DEFAULTS.put("STACK_DIR", "target/stack");
     }

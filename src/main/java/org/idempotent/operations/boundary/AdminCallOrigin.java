@@ -3,6 +3,7 @@ package org.idempotent.operations.boundary;
 import jakarta.ws.rs.HttpMethod;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.container.ContainerRequestFilter;
+import jakarta.ws.rs.container.PreMatching;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.ext.Provider;
@@ -13,9 +14,11 @@ import java.util.Set;
  * Refuses a state-changing admin call that a web page could have made in an administrator's browser: one that is
  * neither JSON nor carries {@value #HEADER}. A page on another origin can POST a form (urlencoded, multipart, plain
  * text) or a bodiless request with the browser's cached Basic credentials, but it cannot set a JSON content type or
- * a custom header without a CORS preflight, which this API never grants.
+ * a custom header without a CORS preflight, which this API never grants. Before resource matching, so that every such
+ * call gets this answer, whatever its content type.
  */
 @Provider
+@PreMatching
 public class AdminCallOrigin implements ContainerRequestFilter {
 
     public static final String HEADER = "X-Requested-By";

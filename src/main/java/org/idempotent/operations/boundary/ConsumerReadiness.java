@@ -9,6 +9,7 @@ import jakarta.jms.JMSContext;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -18,6 +19,7 @@ import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
 import org.eclipse.microprofile.health.Readiness;
 import org.idempotent.deadletter.control.DeadLetters;
+import org.idempotent.operations.control.DevelopmentPasswords;
 import org.idempotent.payment.control.DatabaseBreaker;
 import org.idempotent.schema.boundary.SchemaMigration;
 
@@ -52,6 +54,9 @@ public class ConsumerReadiness implements HealthCheck {
 
     @Inject
     DatabaseBreaker breaker;
+
+    @Inject
+    DevelopmentPasswords developmentPasswords;
 
     @Override
     public HealthCheckResponse call() {
@@ -94,6 +99,13 @@ public class ConsumerReadiness implements HealthCheck {
             // Consumption is held back until the breaker's own probe succeeds, whatever the check above saw.
             response.withData("databaseBreaker", "OPEN for " + breaker.openFor().map(Duration::toSeconds).orElse(0L)
                     + " s");
+            up = false;
+        }
+        List<String> defaults = developmentPasswords.inForce();
+        if (!defaults.isEmpty()) {
+            response.withData("passwords", "DOWN: development default in force for " + String.join(", ", defaults)
+                    + "; set " + (defaults.size() == 1 ? "it" : "them") + " (README, Configuration) or declare "
+                    + DevelopmentPasswords.DEVELOPMENT + "=true");
             up = false;
         }
         try (JMSContext jms = connectionFactory.createContext()) {

@@ -8,12 +8,14 @@ import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
+import org.idempotent.operations.control.DevelopmentPasswords;
 import org.idempotent.payment.control.DatabaseBreaker;
 import org.idempotent.schema.boundary.SchemaMigration;
 import org.junit.jupiter.api.BeforeAll;
@@ -63,6 +65,12 @@ class ConsumerReadinessTest {
             @Override
             public boolean isOpen() {
                 return false;
+            }
+        };
+        readiness.developmentPasswords = new DevelopmentPasswords() {
+            @Override
+            public List<String> inForce() {
+                return List.of();
             }
         };
         readiness.dataSource = proxy(DataSource.class, (method, args) -> {

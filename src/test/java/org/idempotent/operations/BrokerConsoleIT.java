@@ -1,0 +1,126 @@
+package org.idempotent.operations;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import jakarta.jms.Connection;
+import jakarta.jms.JMSException;
+import jakarta.jms.MessageProducer;
+import jakarta.jms.Session;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
+import org.idempotent.stack.BrokerProcess;
+import org.idempotent.stack.Commands;
+import org.idempotent.stack.FreePort;
+import org.idempotent.stack.HeadlessChromium;
+import org.idempotent.stack.Settings;
+import org.junit.jupiter.api.Test;
+import org.openqa.selenium.By;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+
+/**
+ * The broker's web console, as an operator meets it in a browser: on loopback, behind the operator's login, showing
+ * the payments queues with their message counts (screenshot under target/screenshots). A broker of its own, so that
+ * the counts are this test's.
+ */
+class BrokerConsoleIT {
+
+    @Test
+    void theOperatorLogsInAndFindsThePaymentsQueuesWithTheirCounts() throws Exception {
+        Settings settings = Settings.fromEnvironment()
+                .with("STACK_DIR", "target/console-it")
+                .with("BROKER_PORT", String.valueOf(FreePort.find()))
+                .with("BROKER_CONSOLE_PORT", String.valueOf(FreePort.find()))
+                .with("BROKER_METRICS_PORT", String.valueOf(FreePort.find()));
+        Commands.deleteRecursively(settings.stackDir());
+        try (BrokerProcess broker = BrokerProcess.start(settings, false)) {
+            send(settings, Map.of("payments.dlq", 3, "payments.conflicts", 2));
+            WebDriver browser = HeadlessChromium.start();
+            try {
+                String console = "http://127.0.0.1:" + settings.get("BROKER_CONSOLE_PORT") + "/console";
+                openLoginPage(browser, console);
+                HeadlessChromium.screenshot(browser, "broker-console-login");
+                browser.findElement(By.id("pf-login-username-id")).sendKeys(settings.get("BROKER_OPERATOR_USER"));
+                browser.findElement(By.id("pf-login-password-id")).sendKeys(settings.get("BROKER_OPERATOR_PASSWORD"));
+                browser.findElement(By.cssSelector("button[type=submit]")).click();
+                await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
+                    browser.findElement(By.xpath("//button[normalize-space()='Queues']")).click();
+                    return queueCounts(browser).containsKey("payments.quarantine");
+                });
+                HeadlessChromium.screenshot(browser, "broker-console-queues");
+
+                assertThat(queueCounts(browser)).containsEntry("payments", "0").containsEntry("payments.dlq", "3")
+                        .containsEntry("payments.conflicts", "2").containsEntry("payments.quarantine", "0");
+            } finally {
+                browser.quit();
+            }
+        }
+    }
+
+    @Test
+    void aProducerCannotLogIntoTheConsole() throws Exception {
+        Settings settings = Settings.fromEnvironment()
+                .with("STACK_DIR", "target/console-producer-it")
+                .with("BROKER_PORT", String.valueOf(FreePort.find()))
+                .with("BROKER_CONSOLE_PORT", String.valueOf(FreePort.find()))
+                .with("BROKER_METRICS_PORT", String.valueOf(FreePort.find()));
+        Commands.deleteRecursively(settings.stackDir());
+        try (BrokerProcess broker = BrokerProcess.start(settings, false)) {
+            WebDriver browser = HeadlessChromium.start();
+            try {
+                String console = "http://127.0.0.1:" + settings.get("BROKER_CONSOLE_PORT") + "/console";
+                openLoginPage(browser, console);
+                browser.findElement(By.id("pf-login-username-id")).sendKeys(settings.get("BROKER_PRODUCER_USER"));
+                browser.findElement(By.id("pf-login-password-id")).sendKeys(settings.get("BROKER_PRODUCER_PASSWORD"));
+                browser.findElement(By.cssSelector("button[type=submit]")).click();
+
+                // Refused: the login form stays, and no queue view opens.
+                await().pollDelay(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10))
+                        .until(() -> !browser.findElements(By.id("pf-login-username-id")).isEmpty());
+                HeadlessChromium.screenshot(browser, "broker-console-producer-refused");
+                assertThat(browser.getPageSource()).contains("Invalid login credentials");
+                assertThat(browser.findElements(By.xpath("//button[normalize-space()='Queues']"))).isEmpty();
+            } finally {
+                browser.quit();
+            }
+        }
+    }
+
+    /** The console's web application answers a moment after the broker's port, then renders its login form. */
+    private static void openLoginPage(WebDriver browser, String console) {
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(1)).ignoreExceptions().until(() -> {
+            browser.get(console);
+            return true;
+        });
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250))
+                .until(() -> !browser.findElements(By.id("pf-login-username-id")).isEmpty());
+    }
+
+    /** Queue name to the "Message Count" column, from the Queues tab's table. */
+    private static Map<String, String> queueCounts(WebDriver browser) {
+        List<String> headers = browser.findElements(By.cssSelector("thead th")).stream().map(WebElement::getText).toList();
+        int name = headers.indexOf("Name");
+        int count = headers.indexOf("Message Count");
+        return browser.findElements(By.cssSelector("tbody tr")).stream()
+                .map(row -> row.findElements(By.tagName("td")).stream().map(WebElement::getText).toList())
+                .filter(cells -> cells.size() > Math.max(name, count))
+                .collect(Collectors.toMap(cells -> cells.get(name), cells -> cells.get(count), (a, b) -> a));
+    }
+
+    private static void send(Settings settings, Map<String, Integer> counts) throws JMSException {
+        try (Connection connection = new ActiveMQConnectionFactory(settings.brokerUrl(),
+                settings.get("BROKER_OPERATOR_USER"), settings.get("BROKER_OPERATOR_PASSWORD")).createConnection()) {
+            Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+            for (Map.Entry<String, Integer> queue : counts.entrySet()) {
+                MessageProducer producer = session.createProducer(session.createQueue(queue.getKey()));
+                for (int i = 0; i < queue.getValue(); i++) {
+                    producer.send(session.createTextMessage("{}"));
+                }
+            }
+        }
+    }
+}
