@@ -21,13 +21,25 @@ secret() {
 for name in DB_PASSWORD DB_OWNER_PASSWORD BROKER_PASSWORD ADMIN_PASSWORD; do
     secret "$name"
 done
+if [ "${BROKER_SSL_ENABLED:-false}" = "true" ]; then
+    secret BROKER_TRUSTSTORE_PASSWORD
+fi
 
 umask 077
 printf 'AS_ADMIN_USERPASSWORD=%s\n' "$ADMIN_PASSWORD" > "$ADMIN_PASSWORD_ASADMIN_FILE"
+# TLS to the broker: the Artemis client reads its trust store from these system properties, which win over the
+# adapter's trustStorePath and over the javax.net.ssl.* that Payara sets for itself. A file, so that the password is
+# not on the command line.
+tls=""
+if [ "${BROKER_SSL_ENABLED:-false}" = "true" ]; then
+    printf 'org.apache.activemq.ssl.trustStore=%s\norg.apache.activemq.ssl.trustStorePassword=%s\norg.apache.activemq.ssl.trustStoreType=PKCS12\n' \
+        "$BROKER_TRUSTSTORE" "$BROKER_TRUSTSTORE_PASSWORD" > /tmp/broker-tls.properties
+    tls="--systemproperties /tmp/broker-tls.properties"
+fi
 exec java -XX:MaxRAMPercentage="${MEM_MAX_RAM_PERCENTAGE:-75.0}" -Xss"${MEM_XSS:-512k}" ${JVM_ARGS:-} \
     -jar /opt/payara/payara-micro.jar \
     --nocluster \
     --addlibs /opt/payara/libs/postgresql.jar \
     --postbootcommandfile /opt/payara/config/post-boot-commands.asadmin \
     --deploy /opt/payara/deployments/payment-consumer.war \
-    "$@"
+    $tls "$@"

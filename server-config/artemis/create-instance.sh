@@ -21,6 +21,9 @@
 #   BROKER_BIND, BROKER_PORT     the acceptor for every protocol (default 127.0.0.1:61616)
 #   BROKER_CONSOLE_HOST, BROKER_CONSOLE_PORT   the web console (default 127.0.0.1:8161)
 #   BROKER_METRICS_HOST, BROKER_METRICS_PORT   the broker's Prometheus endpoint (default 127.0.0.1:9404)
+#   BROKER_TLS_KEYSTORE          a PKCS12 key store with the broker's certificate: if set, a second acceptor for every
+#                                protocol over TLS on BROKER_TLS_PORT (61617), key store password from
+#                                BROKER_TLS_KEYSTORE_PASSWORD or BROKER_TLS_KEYSTORE_PASSWORD_FILE
 #   BROKER_PLUGINS               the directory of the broker plugins' jars (default: target/runtime/broker-plugins,
 #                                built by mvn package)
 set -euo pipefail
@@ -83,6 +86,29 @@ roles=$(mktemp "$instance/etc/.roles.XXXXXX")
 chmod 600 "$users" "$roles"
 mv "$users" "$instance/etc/artemis-users.properties"
 mv "$roles" "$instance/etc/artemis-roles.properties"
+
+# etc/broker.properties, which Artemis applies over broker.xml at start: the TLS acceptor when a key store is given
+# (the same protocols as the plain one, which stays for loopback clients).
+properties="$instance/etc/broker.properties"
+: > "$properties"
+if [ -n "${BROKER_TLS_KEYSTORE:-}" ]; then
+    [ -f "$BROKER_TLS_KEYSTORE" ] || { echo "create-instance.sh: no key store at BROKER_TLS_KEYSTORE=$BROKER_TLS_KEYSTORE" >&2; exit 1; }
+    keystore_password=$(secret BROKER_TLS_KEYSTORE_PASSWORD)
+    tls=acceptorConfigurations.tls
+    {
+        echo "$tls.factoryClassName=org.apache.activemq.artemis.core.remoting.impl.netty.NettyAcceptorFactory"
+        echo "$tls.params.host=${BROKER_BIND:-127.0.0.1}"
+        echo "$tls.params.port=${BROKER_TLS_PORT:-61617}"
+        echo "$tls.params.protocols=CORE,AMQP,STOMP,OPENWIRE"
+        echo "$tls.params.sslEnabled=true"
+        echo "$tls.params.keyStoreType=PKCS12"
+        echo "$tls.params.keyStorePath=$BROKER_TLS_KEYSTORE"
+        echo "$tls.params.keyStorePassword=$keystore_password"
+        echo "$tls.params.supportAdvisory=false"
+        echo "$tls.params.suppressInternalManagementObjects=true"
+    } > "$properties"
+fi
+chmod 600 "$properties"
 
 # The system properties broker.xml and bootstrap.xml read. Set at run time, so later -D options in
 # JAVA_ARGS_APPEND (given when starting) still win over these.

@@ -36,7 +36,8 @@ class DockerFilesIT {
     /** Settings of the README table that only the launcher or the build uses; the image sets its own paths. */
     private static final Set<String> NOT_FOR_THE_CONTAINER = Set.of("HTTP_PORT", "STACK_DIR", "ARTEMIS_RAR",
             "BROKER_PRODUCER_USER", "BROKER_PRODUCER_PASSWORD", "BROKER_OPERATOR_USER", "BROKER_OPERATOR_PASSWORD",
-            "BROKER_CONSOLE_PORT", "BROKER_METRICS_PORT");
+            "BROKER_CONSOLE_PORT", "BROKER_METRICS_PORT", "BROKER_TLS_PORT", "BROKER_TLS_KEYSTORE",
+            "BROKER_TLS_KEYSTORE_PASSWORD");
     private static final String LOOPBACK_UNLESS_CONFIGURED = "${PUBLISH_ADDRESS:-127.0.0.1}:";
 
     /** FROM image AS name, the instructions after it. */
@@ -157,8 +158,19 @@ class DockerFilesIT {
                 }
             }
         }
-        secrets.forEach((name, definition) -> assertThat((Map<String, Object>) definition).as(name)
-                .containsOnlyKeys("environment"));
+        // Passwords from the environment; only the key stores are files (of the host), required, not defaulted.
+        secrets.forEach((name, definition) -> {
+            Map<String, Object> source = (Map<String, Object>) definition;
+            if (name.endsWith("store")) {
+                assertThat(source).as(name).containsOnlyKeys("file");
+                assertThat((String) source.get("file")).as(name).matches("\\$\\{[A-Z_]+:\\?[^}]+}");
+            } else {
+                assertThat(source).as(name).containsOnlyKeys("environment");
+            }
+        });
+        Map<String, Object> consumerEnvironment = (Map<String, Object>) service("payment-consumer").get("environment");
+        assertThat(consumerEnvironment).as("the consumer reaches the broker over TLS")
+                .containsEntry("BROKER_SSL_ENABLED", "true").containsEntry("BROKER_PORT", "61617");
 
         // pg_isready over TCP: the image's first-init server listens on its socket only.
         assertThat((List<String>) ((Map<String, Object>) service("postgres").get("healthcheck")).get("test"))

@@ -6,6 +6,7 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -59,7 +60,8 @@ public final class BrokerProcess extends ChildProcess {
         try {
             Path instance = settings.stackDir().resolve("broker");
             createInstance(settings, instance);
-            Files.write(instance.resolve("etc").resolve("broker.properties"), brokerProperties);
+            // After what create-instance.sh wrote there (a TLS acceptor, if any).
+            Files.write(instance.resolve("etc").resolve("broker.properties"), brokerProperties, StandardOpenOption.APPEND);
             BrokerProcess broker = new BrokerProcess(settings, instance, showOutput, List.of(jvmOptions));
             broker.awaitListening(Duration.ofSeconds(60));
             return broker;

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 
 /**
  * Payara Micro with the Artemis RAR and a WAR, configured by server-config/post-boot-commands.asadmin from the
@@ -64,6 +65,9 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
                     "--addlibs", Build.POSTGRESQL_DRIVER.toString(),
                     "--postbootcommandfile", postBoot.toString(),
                     "--deploy", war.toString()));
+            if (Boolean.parseBoolean(settings.get("BROKER_SSL_ENABLED"))) {
+                command.addAll(List.of("--systemproperties", brokerTrustStore(work, settings).toString()));
+            }
             // Only what differs from the defaults: those live in the post-boot file and the WAR, and a value an
             // administrator sets on the server (domain config) must not be shadowed by an environment variable.
             Map<String, String> environment = new HashMap<>(settings.changedFromDefaults());
@@ -76,6 +80,23 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * The Artemis client trusts the broker through these system properties, which win over the adapter's
+     * trustStorePath (and Payara sets javax.net.ssl.trustStore to its own): a file, not -D options, so that the
+     * password is not on the command line.
+     */
+    private static Path brokerTrustStore(Path dir, Settings settings) throws IOException {
+        Path file = dir.resolve("broker-tls.properties");
+        Properties properties = new Properties();
+        properties.setProperty("org.apache.activemq.ssl.trustStore", settings.get("BROKER_TRUSTSTORE"));
+        properties.setProperty("org.apache.activemq.ssl.trustStorePassword", settings.get("BROKER_TRUSTSTORE_PASSWORD"));
+        properties.setProperty("org.apache.activemq.ssl.trustStoreType", "PKCS12");
+        try (var out = Files.newBufferedWriter(file)) {
+            properties.store(out, "TLS to the broker");
+        }
+        return file;
     }
 
     /** asadmin reads the administrator's password from a file, never from the command line. */

@@ -32,6 +32,13 @@ public final class Settings {
         DEFAULTS.put("BROKER_OPERATOR_PASSWORD", "operator");
         DEFAULTS.put("BROKER_CONSOLE_PORT", "8161");
         DEFAULTS.put("BROKER_METRICS_PORT", "9404");
+        // A TLS acceptor only with a key store (create-instance.sh); none in development.
+        DEFAULTS.put("BROKER_SSL_ENABLED", "false");
+        DEFAULTS.put("BROKER_TRUSTSTORE", "none");
+        DEFAULTS.put("BROKER_TRUSTSTORE_PASSWORD", "none");
+        DEFAULTS.put("BROKER_TLS_PORT", "61617");
+        DEFAULTS.put("BROKER_TLS_KEYSTORE", "");
+        DEFAULTS.put("BROKER_TLS_KEYSTORE_PASSWORD", "");
         DEFAULTS.put("PAYMENTS_QUEUE", "payments");
         DEFAULTS.put("DEAD_LETTER_QUEUE", "payments.dlq");
         DEFAULTS.put("CONFLICTS_QUEUE", "payments.conflicts");
