@@ -30,11 +30,19 @@ printf 'AS_ADMIN_USERPASSWORD=%s\n' "$ADMIN_PASSWORD" > "$ADMIN_PASSWORD_ASADMIN
 # TLS to the broker: the Artemis client reads its trust store from these system properties, which win over the
 # adapter's trustStorePath and over the javax.net.ssl.* that Payara sets for itself. A file, so that the password is
 # not on the command line.
-tls=""
+# HTTPS for the admin API with ADMIN_TLS_KEYSTORE (a PKCS12 key store whose key is aliased payments-admin): Payara
+# Micro's HTTPS listener on 8181 serves it (--sslcert), read through the JVM's key store properties.
+: > /tmp/tls.properties
 if [ "${BROKER_SSL_ENABLED:-false}" = "true" ]; then
     printf 'org.apache.activemq.ssl.trustStore=%s\norg.apache.activemq.ssl.trustStorePassword=%s\norg.apache.activemq.ssl.trustStoreType=PKCS12\n' \
-        "$BROKER_TRUSTSTORE" "$BROKER_TRUSTSTORE_PASSWORD" > /tmp/broker-tls.properties
-    tls="--systemproperties /tmp/broker-tls.properties"
+        "$BROKER_TRUSTSTORE" "$BROKER_TRUSTSTORE_PASSWORD" >> /tmp/tls.properties
+fi
+https=""
+if [ -n "${ADMIN_TLS_KEYSTORE:-}" ]; then
+    secret ADMIN_TLS_KEYSTORE_PASSWORD
+    printf 'javax.net.ssl.keyStore=%s\njavax.net.ssl.keyStorePassword=%s\njavax.net.ssl.keyStoreType=PKCS12\n' \
+        "$ADMIN_TLS_KEYSTORE" "$ADMIN_TLS_KEYSTORE_PASSWORD" >> /tmp/tls.properties
+    https="--sslport 8181 --sslcert payments-admin"
 fi
 exec java -XX:MaxRAMPercentage="${MEM_MAX_RAM_PERCENTAGE:-75.0}" -Xss"${MEM_XSS:-512k}" ${JVM_ARGS:-} \
     -jar /opt/payara/payara-micro.jar \
@@ -42,4 +50,4 @@ exec java -XX:MaxRAMPercentage="${MEM_MAX_RAM_PERCENTAGE:-75.0}" -Xss"${MEM_XSS:
     --addlibs /opt/payara/libs/postgresql.jar \
     --postbootcommandfile /opt/payara/config/post-boot-commands.asadmin \
     --deploy /opt/payara/deployments/payment-consumer.war \
-    $tls "$@"
+    --systemproperties /tmp/tls.properties $https "$@"

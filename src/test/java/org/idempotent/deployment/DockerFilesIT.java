@@ -171,6 +171,12 @@ class DockerFilesIT {
         Map<String, Object> consumerEnvironment = (Map<String, Object>) service("payment-consumer").get("environment");
         assertThat(consumerEnvironment).as("the consumer reaches the broker over TLS")
                 .containsEntry("BROKER_SSL_ENABLED", "true").containsEntry("BROKER_PORT", "61617");
+        assertThat(consumerEnvironment).as("the admin API over HTTPS").containsKey("ADMIN_TLS_KEYSTORE");
+        assertThat((List<String>) service("payment-consumer").get("ports")).contains(LOOPBACK_UNLESS_CONFIGURED + "8181:8181");
+        // Payara Micro serves the key store's payments-admin key on its HTTPS port (checked by hand: 6.2025.10 with
+        // --sslport, --sslcert and javax.net.ssl.keyStore served that certificate, not its own).
+        assertThat(Files.readString(Path.of("docker", "start.sh"))).contains("--sslport 8181 --sslcert payments-admin",
+                "javax.net.ssl.keyStore=", "--systemproperties /tmp/tls.properties");
 
         // pg_isready over TCP: the image's first-init server listens on its socket only.
         assertThat((List<String>) ((Map<String, Object>) service("postgres").get("healthcheck")).get("test"))
