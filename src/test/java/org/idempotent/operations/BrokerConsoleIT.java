@@ -7,6 +7,7 @@ import jakarta.jms.Connection;
 import jakarta.jms.JMSException;
 import jakarta.jms.MessageProducer;
 import jakarta.jms.Session;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -31,12 +32,7 @@ class BrokerConsoleIT {
 
     @Test
     void theOperatorLogsInAndFindsThePaymentsQueuesWithTheirCounts() throws Exception {
-        Settings settings = Settings.fromEnvironment()
-                .with("STACK_DIR", "target/console-it")
-                .with("BROKER_PORT", String.valueOf(FreePort.find()))
-                .with("BROKER_CONSOLE_PORT", String.valueOf(FreePort.find()))
-                .with("BROKER_METRICS_PORT", String.valueOf(FreePort.find()));
-        Commands.deleteRecursively(settings.stackDir());
+        Settings settings = freshBroker("target/console-it");
         try (BrokerProcess broker = BrokerProcess.start(settings, false)) {
             send(settings, Map.of("payments.dlq", 3, "payments.conflicts", 2));
             WebDriver browser = HeadlessChromium.start();
@@ -63,12 +59,7 @@ class BrokerConsoleIT {
 
     @Test
     void aProducerCannotLogIntoTheConsole() throws Exception {
-        Settings settings = Settings.fromEnvironment()
-                .with("STACK_DIR", "target/console-producer-it")
-                .with("BROKER_PORT", String.valueOf(FreePort.find()))
-                .with("BROKER_CONSOLE_PORT", String.valueOf(FreePort.find()))
-                .with("BROKER_METRICS_PORT", String.valueOf(FreePort.find()));
-        Commands.deleteRecursively(settings.stackDir());
+        Settings settings = freshBroker("target/console-producer-it");
         try (BrokerProcess broker = BrokerProcess.start(settings, false)) {
             WebDriver browser = HeadlessChromium.start();
             try {
@@ -88,6 +79,17 @@ class BrokerConsoleIT {
                 browser.quit();
             }
         }
+    }
+
+    /** Settings for a broker of this test's own: its directory emptied, ports free. */
+    private static Settings freshBroker(String dir) throws IOException {
+        Settings settings = Settings.fromEnvironment()
+                .with("STACK_DIR", dir)
+                .with("BROKER_PORT", String.valueOf(FreePort.find()))
+                .with("BROKER_CONSOLE_PORT", String.valueOf(FreePort.find()))
+                .with("BROKER_METRICS_PORT", String.valueOf(FreePort.find()));
+        Commands.deleteRecursively(settings.stackDir());
+        return settings;
     }
 
     /** The console's web application answers a moment after the broker's port, then renders its login form. */
