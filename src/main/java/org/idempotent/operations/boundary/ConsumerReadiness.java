@@ -70,6 +70,10 @@ public class ConsumerReadiness implements HealthCheck {
         }
         if (answer == null) {
             checking.lock();
+            if (last != null) {  // another probe made the first answer meanwhile
+                checking.unlock();
+                return last.response();
+            }
         }
         try {
             HealthCheckResponse response = check();
@@ -91,7 +95,7 @@ public class ConsumerReadiness implements HealthCheck {
             response.withData("database", valid ? "UP" : "DOWN");
             up &= valid;
         } catch (SQLException e) {
-            LOG.log(Level.WARNING, "Readiness: the database does not answer", e);
+            LOG.log(Level.WARNING, "Readiness: the database does not answer: {0}", e.toString());
             response.withData("database", "DOWN: SQLState " + e.getSQLState());
             up = false;
         }
@@ -111,7 +115,7 @@ public class ConsumerReadiness implements HealthCheck {
         try (JMSContext jms = connectionFactory.createContext()) {
             response.withData("broker", "UP");
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "Readiness: the broker does not answer", e);
+            LOG.log(Level.WARNING, "Readiness: the broker does not answer: {0}", e.toString());
             response.withData("broker", "DOWN: " + e.getClass().getSimpleName());
             up = false;
         }
