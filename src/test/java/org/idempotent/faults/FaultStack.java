@@ -110,9 +110,7 @@ final class FaultStack implements AutoCloseable {
         Settings base = Settings.fromEnvironment();
         Settings configured = base
                 .with("DB_NAME", "payments_it_faults")
-                .with("BROKER_PORT", String.valueOf(FreePort.find()))
-                .with("BROKER_CONSOLE_PORT", String.valueOf(FreePort.find()))
-                .with("BROKER_METRICS_PORT", String.valueOf(FreePort.find()))
+                .withFreeBrokerPorts()
                 .with("STACK_DIR", base.stackDir().resolve("faults").resolve(scenario).toString());
         for (Map.Entry<String, String> override : overrides.entrySet()) {
             configured = configured.with(override.getKey(), override.getValue());

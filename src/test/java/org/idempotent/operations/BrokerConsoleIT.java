@@ -15,7 +15,6 @@ import java.util.stream.Collectors;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.idempotent.stack.BrokerProcess;
 import org.idempotent.stack.Commands;
-import org.idempotent.stack.FreePort;
 import org.idempotent.stack.HeadlessChromium;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.Test;
@@ -85,9 +84,7 @@ class BrokerConsoleIT {
     private static Settings freshBroker(String dir) throws IOException {
         Settings settings = Settings.fromEnvironment()
                 .with("STACK_DIR", dir)
-                .with("BROKER_PORT", String.valueOf(FreePort.find()))
-                .with("BROKER_CONSOLE_PORT", String.valueOf(FreePort.find()))
-                .with("BROKER_METRICS_PORT", String.valueOf(FreePort.find()));
+                .withFreeBrokerPorts();
         Commands.deleteRecursively(settings.stackDir());
         return settings;
     }

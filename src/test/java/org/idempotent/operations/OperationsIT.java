@@ -67,9 +67,7 @@ class OperationsIT {
         settings = Settings.fromEnvironment()
                 .with("DB_NAME", "payments_it_operations")
                 .with("PAYMENTS_QUEUE", "it.operations")
-                .with("BROKER_PORT", String.valueOf(FreePort.find()))
-                .with("BROKER_CONSOLE_PORT", String.valueOf(FreePort.find()))
-                .with("BROKER_METRICS_PORT", String.valueOf(FreePort.find()))
+                .withFreeBrokerPorts()
                 .with("STACK_DIR", Settings.fromEnvironment().stackDir().resolve("operations").toString())
                 .with("CONSUMER_STUCK_SECONDS", "3")
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));

@@ -50,9 +50,7 @@ class BrokerTlsIT {
         int tlsPort = FreePort.find();
         Settings settings = Settings.fromEnvironment()
                 .with("STACK_DIR", dir.resolve("stack").toString())
-                .with("BROKER_PORT", String.valueOf(FreePort.find()))
-                .with("BROKER_CONSOLE_PORT", String.valueOf(FreePort.find()))
-                .with("BROKER_METRICS_PORT", String.valueOf(FreePort.find()))
+                .withFreeBrokerPorts()
                 .with("BROKER_TLS_PORT", String.valueOf(tlsPort))
                 .with("BROKER_TLS_KEYSTORE", keystore.toString())
                 .with("BROKER_TLS_KEYSTORE_PASSWORD", STORE_PASSWORD)

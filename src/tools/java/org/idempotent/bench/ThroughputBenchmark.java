@@ -105,9 +105,7 @@ public final class ThroughputBenchmark {
         Settings settings = Settings.fromEnvironment()
                 .with("DB_NAME", "payments_bench")
                 .with("PAYMENTS_QUEUE", "payments")
-                .with("BROKER_PORT", String.valueOf(FreePort.find()))
-                .with("BROKER_CONSOLE_PORT", String.valueOf(FreePort.find()))
-                .with("BROKER_METRICS_PORT", String.valueOf(FreePort.find()))
+                .withFreeBrokerPorts()
                 .with("HTTP_PORT", String.valueOf(FreePort.find()))
                 .with("DB_POOL_MAX", "24")
                 .with("STACK_DIR", OUT.resolve("stack").toAbsolutePath().toString());

@@ -37,14 +37,8 @@ public final class BrokerProcess extends ChildProcess {
     private static Map<String, String> environment(Settings settings, List<String> jvmOptions) {
         Map<String, String> environment = new HashMap<>(settings.asEnvironment());
         // After the instance's own options in artemis.profile, so these win (heap, test budgets, JMX).
-        environment.put("JAVA_ARGS_APPEND", String.join(" ", concat(List.of("-Xmx512m"), jvmOptions)));
+        environment.put("JAVA_ARGS_APPEND", "-Xmx512m " + String.join(" ", jvmOptions));
         return environment;
-    }
-
-    private static List<String> concat(List<String> first, List<String> second) {
-        List<String> all = new ArrayList<>(first);
-        all.addAll(second);
-        return all;
     }
 
     public static BrokerProcess start(Settings settings, boolean showOutput, String... jvmOptions) {

@@ -82,6 +82,13 @@ public final class Settings {
         return new Settings(copy);
     }
 
+    /** A copy for a broker of its own: every port a broker instance listens on, free ones (acceptor, console, metrics). */
+    public Settings withFreeBrokerPorts() {
+        return with("BROKER_PORT", String.valueOf(FreePort.find()))
+                .with("BROKER_CONSOLE_PORT", String.valueOf(FreePort.find()))
+                .with("BROKER_METRICS_PORT", String.valueOf(FreePort.find()));
+    }
+
     public String get(String key) {
         String value = values.get(key);
         if (value == null) {

@@ -17,7 +17,7 @@ import org.eclipse.microprofile.config.Config;
 public class DevelopmentPasswords {
 
     public static final String DEVELOPMENT = "PAYMENTS_DEVELOPMENT";
-    /** The post-boot file's defaults (SettingsTest keeps them equal). */
+    /** The post-boot file's defaults (DevelopmentPasswordsTest keeps them equal). */
     static final Map<String, String> DEFAULTS = Map.of("DB_PASSWORD", "payments_app", "DB_OWNER_PASSWORD", "postgres",
             "BROKER_PASSWORD", "payments");
 
