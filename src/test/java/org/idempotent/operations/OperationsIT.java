@@ -114,6 +114,9 @@ class OperationsIT {
             for (int i = 0; i < 8; i++) {
                 producer.sendText(PaymentProducer.json(UUID.randomUUID(), account, 100));
             }
+            // The resends only once the originals are applied: with several sessions on one account, a later send
+            // can be processed first, and the 999 would then be the original and the 100 the conflict.
+            await().atMost(PATIENCE).until(() -> ledger.isProcessed(first) && ledger.isProcessed(second));
             producer.sendText(PaymentProducer.json(first, account, 100));
             producer.sendText(PaymentProducer.json(second, account, 999));
             producer.sendText("{\"eventId\":");
