@@ -25,6 +25,13 @@ if [ "${BROKER_SSL_ENABLED:-false}" = "true" ]; then
     secret BROKER_TRUSTSTORE_PASSWORD
 fi
 
+# A single broker is its own backup (the resource adapter's second connector, for a primary/backup pair).
+export BROKER_BACKUP_HOST="${BROKER_BACKUP_HOST:-${BROKER_HOST:-localhost}}"
+export BROKER_BACKUP_PORT="${BROKER_BACKUP_PORT:-${BROKER_PORT:-61616}}"
+# Likewise a single PostgreSQL server is its own standby (the pool's second server).
+export DB_STANDBY_HOST="${DB_STANDBY_HOST:-${DB_HOST:-localhost}}"
+export DB_STANDBY_PORT="${DB_STANDBY_PORT:-${DB_PORT:-5432}}"
+
 umask 077
 printf 'AS_ADMIN_USERPASSWORD=%s\n' "$ADMIN_PASSWORD" > "$ADMIN_PASSWORD_ASADMIN_FILE"
 # TLS to the broker: the Artemis client reads its trust store from these system properties, which win over the

@@ -29,6 +29,12 @@ set -eu
 : "${WAR:?set WAR to payment-consumer.war}"
 ADMIN_HOST=${ADMIN_HOST:-localhost}
 ADMIN_PORT=${ADMIN_PORT:-4848}
+# A single broker is its own backup (the resource adapter's second connector, for a primary/backup pair).
+export BROKER_BACKUP_HOST="${BROKER_BACKUP_HOST:-${BROKER_HOST:-localhost}}"
+export BROKER_BACKUP_PORT="${BROKER_BACKUP_PORT:-${BROKER_PORT:-61616}}"
+# Likewise a single PostgreSQL server is its own standby (the pool's second server).
+export DB_STANDBY_HOST="${DB_STANDBY_HOST:-${DB_HOST:-localhost}}"
+export DB_STANDBY_PORT="${DB_STANDBY_PORT:-${DB_PORT:-5432}}"
 here=$(cd "$(dirname "$0")" && pwd)
 
 umask 077

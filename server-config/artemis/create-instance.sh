@@ -26,6 +26,16 @@
 #                                BROKER_TLS_KEYSTORE_PASSWORD or BROKER_TLS_KEYSTORE_PASSWORD_FILE
 #   BROKER_PLUGINS               the directory of the broker plugins' jars (default: target/runtime/broker-plugins,
 #                                built by mvn package)
+#   BROKER_STORE                 the directory of the journal, bindings, paging and large messages (default: data/ in
+#                                the instance)
+#
+# A primary/backup pair with a shared store (README, Production topology): both brokers name the same BROKER_STORE
+# (a shared file system with working file locks: NFSv4, GFS2, CephFS, a SAN), and the file lock there decides which
+# one is live, so two can never be live at once. The backup opens no acceptor until it takes over.
+#   BROKER_HA_ROLE               primary or backup (default: none, a broker on its own)
+#   BROKER_ANNOUNCE_HOST         the host name clients and the peer reach this broker by (default: BROKER_BIND)
+#   BROKER_PEER_HOST, BROKER_PEER_PORT   the other broker of the pair
+#   BROKER_CLUSTER_PASSWORD      the pair's own login to each other (user payments-cluster), also as _FILE
 set -euo pipefail
 
 instance=${1:?usage: create-instance.sh <instance directory>}
@@ -108,6 +118,41 @@ if [ -n "${BROKER_TLS_KEYSTORE:-}" ]; then
         echo "$tls.params.suppressInternalManagementObjects=true"
     } > "$properties"
 fi
+case "${BROKER_HA_ROLE:-none}" in
+    none) ;;
+    primary | backup)
+        : "${BROKER_PEER_HOST:?create-instance.sh: BROKER_HA_ROLE=$BROKER_HA_ROLE needs BROKER_PEER_HOST and BROKER_PEER_PORT}"
+        : "${BROKER_PEER_PORT:?create-instance.sh: BROKER_HA_ROLE=$BROKER_HA_ROLE needs BROKER_PEER_PORT}"
+        cluster_password=$(secret BROKER_CLUSTER_PASSWORD)
+        netty=org.apache.activemq.artemis.core.remoting.impl.netty.NettyConnectorFactory
+        {
+            if [ "$BROKER_HA_ROLE" = primary ]; then
+                echo "HAPolicyConfiguration=SHARED_STORE_PRIMARY"
+            else
+                echo "HAPolicyConfiguration=SHARED_STORE_BACKUP"
+                # Once the primary is back, the backup hands over and waits again: clients follow (failback).
+                echo "HAPolicyConfiguration.allowFailBack=true"
+            fi
+            # A clean stop (maintenance, a rolling upgrade) hands over too, not only a crash.
+            echo "HAPolicyConfiguration.failoverOnServerShutdown=true"
+            # The connector each broker announces to clients in the topology, and the one to reach its peer by:
+            # the cluster connection exists only so that clients learn the backup; it moves no messages.
+            echo "connectorConfigurations.self.factoryClassName=$netty"
+            echo "connectorConfigurations.self.params.host=${BROKER_ANNOUNCE_HOST:-${BROKER_BIND:-127.0.0.1}}"
+            echo "connectorConfigurations.self.params.port=${BROKER_PORT:-61616}"
+            echo "connectorConfigurations.peer.factoryClassName=$netty"
+            echo "connectorConfigurations.peer.params.host=$BROKER_PEER_HOST"
+            echo "connectorConfigurations.peer.params.port=$BROKER_PEER_PORT"
+            echo "clusterConfigurations.payments-pair.connectorName=self"
+            echo "clusterConfigurations.payments-pair.staticConnectors=peer"
+            echo "clusterConfigurations.payments-pair.messageLoadBalancingType=OFF"
+            echo "clusterConfigurations.payments-pair.reconnectAttempts=-1"
+            echo "clusterUser=payments-cluster"
+            echo "clusterPassword=$cluster_password"
+        } >> "$properties"
+        ;;
+    *) echo "create-instance.sh: BROKER_HA_ROLE must be none, primary or backup, not $BROKER_HA_ROLE" >&2; exit 1 ;;
+esac
 chmod 600 "$properties"
 
 # The system properties broker.xml and bootstrap.xml read. Set at run time, so later -D options in
@@ -117,6 +162,6 @@ sed -i '/^# payments: settings of create-instance.sh$/,$d' "$profile"
 [ -z "$(tail -c 1 "$profile")" ] || echo >> "$profile"
 cat >> "$profile" <<EOF
 # payments: settings of create-instance.sh
-JAVA_ARGS_APPEND="-Dbroker.bind=${BROKER_BIND:-127.0.0.1} -Dbroker.port=${BROKER_PORT:-61616} -Dbroker.console.host=${BROKER_CONSOLE_HOST:-127.0.0.1} -Dbroker.console.port=${BROKER_CONSOLE_PORT:-8161} -Dbroker.metrics.host=${BROKER_METRICS_HOST:-127.0.0.1} -Dbroker.metrics.port=${BROKER_METRICS_PORT:-9404} -XX:+ExitOnOutOfMemoryError \${JAVA_ARGS_APPEND:-}"
+JAVA_ARGS_APPEND="-Dbroker.bind=${BROKER_BIND:-127.0.0.1} -Dbroker.port=${BROKER_PORT:-61616} -Dbroker.console.host=${BROKER_CONSOLE_HOST:-127.0.0.1} -Dbroker.console.port=${BROKER_CONSOLE_PORT:-8161} -Dbroker.metrics.host=${BROKER_METRICS_HOST:-127.0.0.1} -Dbroker.metrics.port=${BROKER_METRICS_PORT:-9404} -Dbroker.store=${BROKER_STORE:-data} -XX:+ExitOnOutOfMemoryError \${JAVA_ARGS_APPEND:-}"
 EOF
 echo "Broker instance $instance ready: $instance/bin/artemis run"

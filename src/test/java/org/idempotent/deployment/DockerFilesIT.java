@@ -32,6 +32,7 @@ class DockerFilesIT {
     private static final Path DOCKERFILE = Path.of("docker", "Dockerfile");
     private static final Path IGNORE = Path.of("docker", "Dockerfile.dockerignore");
     private static final Path COMPOSE = Path.of("docker", "compose.yaml");
+    private static final Path COMPOSE_HA = Path.of("docker", "compose-ha.yaml");
     private static final Pattern PINNED = Pattern.compile("[a-z0-9./-]+:[0-9][A-Za-z0-9._-]*");
     /** Settings of the README table that only the launcher or the build uses; the image sets its own paths. */
     private static final Set<String> NOT_FOR_THE_CONTAINER = Set.of("HTTP_PORT", "STACK_DIR", "ARTEMIS_RAR",
@@ -193,6 +194,80 @@ class DockerFilesIT {
                     .as(built).isEqualTo(Path.of("docker", "..", "docker", "Dockerfile"));
         }
         assertThat(((Map<String, Object>) service("broker").get("build")).get("target")).isEqualTo("broker");
+    }
+
+    /**
+     * The production topology's compose file: the broker pair on one shared store with roles and peers crossed, a
+     * PostgreSQL primary whose synchronous replication the standby inherits from its base backup, two consumers that
+     * list both brokers and both database servers; the same images and rules as compose.yaml.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void theProductionTopologyComposeFileRunsBothPairsAndTwoConsumers() throws IOException {
+        Map<String, Object> compose;
+        try (Reader reader = Files.newBufferedReader(COMPOSE_HA)) {
+            compose = new Yaml().load(reader);
+        }
+        Map<String, Map<String, Object>> services = (Map<String, Map<String, Object>>) compose.get("services");
+        Map<String, Object> secrets = (Map<String, Object>) compose.get("secrets");
+
+        assertThat(Files.readAllLines(COMPOSE_HA).get(0)).startsWith("#");
+        assertThat(services).containsOnlyKeys("postgres-primary", "postgres-standby", "database-setup",
+                "broker-primary", "broker-backup", "payment-consumer-a", "payment-consumer-b");
+        for (Map.Entry<String, Map<String, Object>> entry : services.entrySet()) {
+            String name = entry.getKey();
+            Map<String, Object> service = entry.getValue();
+            String single = name.startsWith("postgres") ? "postgres" : name.startsWith("broker") ? "broker"
+                    : name.startsWith("payment-consumer") ? "payment-consumer" : name;
+            assertThat(service.get("image")).as("%s: the image of compose.yaml", name)
+                    .isEqualTo(service(single).get("image"));
+            assertThat(service.get("restart")).as(name).isEqualTo(single.equals("database-setup") ? "no" : "unless-stopped");
+            for (String port : (List<String>) service.getOrDefault("ports", List.of())) {
+                assertThat(port).as(name).startsWith(LOOPBACK_UNLESS_CONFIGURED);
+            }
+            Map<String, Object> environment = (Map<String, Object>) service.getOrDefault("environment", Map.of());
+            environment.forEach((key, value) -> {
+                assertThat(key).as("%s: passwords only as files", name).doesNotEndWith("PASSWORD");
+                if (key.endsWith("PASSWORD_FILE")) {
+                    String secret = String.valueOf(value).substring("/run/secrets/".length());
+                    assertThat(secrets).as(name).containsKey(secret);
+                    assertThat((List<String>) service.get("secrets")).as(name).contains(secret);
+                }
+            });
+            for (String volume : (List<String>) service.getOrDefault("volumes", List.of())) {
+                if (volume.startsWith("./")) {
+                    assertThat(Path.of("docker").resolve(volume.substring(2, volume.indexOf(':')))).as(name).exists();
+                }
+            }
+        }
+
+        Map<String, Object> primary = (Map<String, Object>) services.get("broker-primary").get("environment");
+        Map<String, Object> backup = (Map<String, Object>) services.get("broker-backup").get("environment");
+        assertThat(primary).containsEntry("BROKER_HA_ROLE", "primary").containsEntry("BROKER_PEER_HOST", "broker-backup")
+                .containsEntry("BROKER_ANNOUNCE_HOST", "broker-primary");
+        assertThat(backup).containsEntry("BROKER_HA_ROLE", "backup").containsEntry("BROKER_PEER_HOST", "broker-primary")
+                .containsEntry("BROKER_ANNOUNCE_HOST", "broker-backup");
+        assertThat(primary.get("BROKER_STORE")).isEqualTo(backup.get("BROKER_STORE"));
+        String store = "broker-store:" + primary.get("BROKER_STORE");
+        assertThat((List<String>) services.get("broker-primary").get("volumes")).contains(store);
+        assertThat((List<String>) services.get("broker-backup").get("volumes")).contains(store);
+        assertThat(Files.readString(DOCKERFILE)).contains("chown artemis:artemis " + primary.get("BROKER_STORE"));
+
+        String init = Files.readString(Path.of("docker", "postgres-primary-init.sh"));
+        assertThat(init).contains("ALTER SYSTEM SET synchronous_commit = 'on'",
+                "ALTER SYSTEM SET synchronous_standby_names = '*'", "host replication replicator");
+        assertThat(String.valueOf(services.get("postgres-primary").get("command")))
+                .as("set where ALTER SYSTEM can clear it after a promotion").doesNotContain("synchronous");
+        assertThat(Files.readString(Path.of("docker", "postgres-standby-start.sh")))
+                .contains("pg_basebackup", " -R", "application_name=", "exec docker-entrypoint.sh");
+
+        for (String consumer : List.of("payment-consumer-a", "payment-consumer-b")) {
+            Map<String, Object> environment = (Map<String, Object>) services.get(consumer).get("environment");
+            assertThat(environment).as(consumer).containsEntry("BROKER_HOST", "broker-primary")
+                    .containsEntry("BROKER_BACKUP_HOST", "broker-backup").containsEntry("DB_HOST", "postgres-primary")
+                    .containsEntry("DB_STANDBY_HOST", "postgres-standby");
+        }
+        assertThat(Files.readString(Path.of("docker", "start.sh"))).contains("BROKER_BACKUP_HOST=", "DB_STANDBY_HOST=");
     }
 
     @Test

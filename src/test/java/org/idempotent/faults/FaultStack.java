@@ -33,6 +33,7 @@ final class FaultStack implements AutoCloseable {
     private final int brokerJmxPort = FreePort.find();
     private final String[] brokerOptions;
     private BrokerProcess broker;
+    private BrokerPair brokerPair;
 
     /** A Payara Micro instance by name, on its own HTTP port, which it keeps across restarts. */
     static final class Instance {
@@ -74,12 +75,18 @@ final class FaultStack implements AutoCloseable {
          * before the kill, so what the dead JVM counted in the last milliseconds is missing from {@link #total}.
          */
         void crashAndRestart() {
+            crashAndRestartAfter(() -> { });
+        }
+
+        /** The same, with another failure between the kill and the start (a broker failing over, say). */
+        void crashAndRestartAfter(Runnable meanwhile) {
             InstanceMetrics metrics = metrics();
             long duplicates = metrics.outcome("duplicate");
             long redeliveries = metrics.redeliveries();
             process.kill();
             carried.merge(DUPLICATES, duplicates, Long::sum);
             carried.merge(REDELIVERIES, redeliveries, Long::sum);
+            meanwhile.run();
             start();
         }
 
@@ -106,14 +113,34 @@ final class FaultStack implements AutoCloseable {
 
     /** With JVM options for the broker, e.g. system properties of broker.xml. */
     FaultStack(String scenario, Map<String, String> overrides, List<String> brokerOptions) {
+        this(scenario, overrides, brokerOptions, false, null);
+    }
+
+    /**
+     * The production topology's shared parts: a primary/backup broker pair instead of one broker, and a PostgreSQL
+     * primary with its standby instead of the machine's cluster (when {@code database} is given).
+     */
+    static FaultStack highlyAvailable(String scenario, Map<String, String> overrides, PostgresPair database) {
+        return new FaultStack(scenario, overrides, List.of(), true, database);
+    }
+
+    private FaultStack(String scenario, Map<String, String> overrides, List<String> brokerOptions, boolean pair,
+            PostgresPair database) {
         this.brokerOptions = brokerOptions.toArray(String[]::new);
         Settings base = Settings.fromEnvironment();
         Settings configured = base
                 .with("DB_NAME", "payments_it_faults")
                 .withFreeBrokerPorts()
                 .with("STACK_DIR", base.stackDir().resolve("faults").resolve(scenario).toString());
+        if (database != null) {
+            configured = database.serversOf(configured);
+        }
         for (Map.Entry<String, String> override : overrides.entrySet()) {
             configured = configured.with(override.getKey(), override.getValue());
+        }
+        if (pair) {
+            brokerPair = new BrokerPair(configured);
+            configured = brokerPair.clientSettings();
         }
         settings = configured;
         try {
@@ -153,12 +180,27 @@ final class FaultStack implements AutoCloseable {
 
     /** The same journal directory: what was persisted before the stop is there again. */
     void startBroker() {
-        broker = BrokerProcess.startWithJmx(settings, false, brokerJmxPort, brokerOptions);
+        if (brokerPair != null) {
+            brokerPair.start();
+        } else {
+            broker = BrokerProcess.startWithJmx(settings, false, brokerJmxPort, brokerOptions);
+        }
     }
 
-    /** The broker's own count of the queue's messages not yet acknowledged (see {@link BrokerProcess#messageCount}). */
+    /** The broker pair (only for {@link #highlyAvailable}). */
+    BrokerPair brokerPair() {
+        if (brokerPair == null) {
+            throw new IllegalStateException("a single broker");
+        }
+        return brokerPair;
+    }
+
+    /**
+     * The live broker's own count of the queue's messages not yet acknowledged (see
+     * {@link BrokerProcess#messageCount}).
+     */
     long messageCount(String queue) throws IOException, JMException {
-        return broker.messageCount(queue);
+        return brokerPair != null ? brokerPair.messageCount(queue) : broker.messageCount(queue);
     }
 
     void stopInstances() {
@@ -170,6 +212,9 @@ final class FaultStack implements AutoCloseable {
         stopInstances();
         if (broker != null) {
             broker.stop(Duration.ofSeconds(30));
+        }
+        if (brokerPair != null) {
+            brokerPair.close();
         }
     }
 }

@@ -61,6 +61,21 @@ final class Invariant {
      */
     static Summary check(String scenario, FaultStack stack, Workload workload, long startedNanos, Duration timeout)
             throws Exception {
+        return check(scenario, stack, workload, workload, startedNanos, timeout, true);
+    }
+
+    /**
+     * The same with the consumers left running, for a stack that serves several scenarios one after the other:
+     * balances and dedup records over {@code all} the workloads sent to it so far, the dead-letter, conflicts and
+     * quarantine queues (emptied by each check) against the {@code latest} one.
+     */
+    static Summary checkRunning(String scenario, FaultStack stack, Workload all, Workload latest, long startedNanos,
+            Duration timeout) throws Exception {
+        return check(scenario, stack, all, latest, startedNanos, timeout, false);
+    }
+
+    private static Summary check(String scenario, FaultStack stack, Workload workload, Workload latest,
+            long startedNanos, Duration timeout, boolean stopConsumers) throws Exception {
         Settings settings = stack.settings();
         String queue = settings.get("PAYMENTS_QUEUE");
         try {
@@ -73,7 +88,9 @@ final class Invariant {
         long duplicates = stack.instances().stream().mapToLong(FaultStack.Instance::duplicates).sum();
         long redelivered = stack.instances().stream().mapToLong(FaultStack.Instance::redeliveries).sum();
         boolean killed = stack.instances().stream().anyMatch(instance -> instance.starts() > 1);
-        stack.stopInstances();
+        if (stopConsumers) {
+            stack.stopInstances();
+        }
 
         long waiting = stack.messageCount(queue);
         long applied = applied(settings, workload);
@@ -104,13 +121,13 @@ final class Invariant {
         assertThat(unexpectedDead).as("valid messages dead-lettered").isZero();
         assertThat(conflicts.size() + unexpectedConflicts).as("messages moved to the conflicts queue").isZero();
         assertThat(quarantined.size() + unexpectedQuarantined).as("messages quarantined").isZero();
-        if (!killed) {
+        if (!killed && stopConsumers) {
             // A JVM killed mid-run takes the last milliseconds of its counts with it; these ran to the end.
             assertThat(duplicates).as("every built-in copy absorbed as a duplicate, counted by the instances")
                     .isGreaterThanOrEqualTo(workload.validMessages() - workload.distinct().size());
         }
         Map<UUID, String> expectedDead = new HashMap<>();
-        workload.poison().forEach((probe, kind) -> expectedDead.put(probe, kind.reason().name()));
+        latest.poison().forEach((probe, kind) -> expectedDead.put(probe, kind.reason().name()));
         assertThat(dead).as("the dead-letter queue holds exactly the poison sent, each with its reason")
                 .isEqualTo(expectedDead);
         return summary;
@@ -153,8 +170,8 @@ final class Invariant {
      */
     private static int drain(Settings settings, String queueName, Map<UUID, String> dead) throws JMSException {
         int unexpected = 0;
-        try (Connection connection = new ActiveMQConnectionFactory(settings.brokerUrl(), settings.get("BROKER_OPERATOR_USER"),
-                settings.get("BROKER_OPERATOR_PASSWORD")).createConnection()) {
+        try (Connection connection = new ActiveMQConnectionFactory(settings.brokerHaUrl(),
+                settings.get("BROKER_OPERATOR_USER"), settings.get("BROKER_OPERATOR_PASSWORD")).createConnection()) {
             connection.start();
             Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
             var queue = session.createQueue(queueName);

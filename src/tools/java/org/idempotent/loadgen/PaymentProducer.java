@@ -30,7 +30,7 @@ public final class PaymentProducer implements AutoCloseable {
     /** Transacted: messages are delivered at {@link #commit()}, in one synced broker write per batch. */
     public PaymentProducer(Settings settings, String queue, boolean transacted) throws JMSException {
         ActiveMQConnectionFactory factory = new ActiveMQConnectionFactory(
-                settings.brokerUrl(), settings.get("BROKER_PRODUCER_USER"), settings.get("BROKER_PRODUCER_PASSWORD"));
+                settings.brokerHaUrl(), settings.get("BROKER_PRODUCER_USER"), settings.get("BROKER_PRODUCER_PASSWORD"));
         connection = factory.createConnection();
         session = connection.createSession(transacted, transacted ? Session.SESSION_TRANSACTED : Session.AUTO_ACKNOWLEDGE);
         producer = session.createProducer(session.createQueue(queue));

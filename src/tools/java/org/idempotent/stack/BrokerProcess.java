@@ -27,10 +27,10 @@ public final class BrokerProcess extends ChildProcess {
     private final Settings settings;
     private int jmxPort;
 
-    private BrokerProcess(Settings settings, Path instance, boolean showOutput, List<String> jvmOptions)
+    private BrokerProcess(String name, Settings settings, Path instance, boolean showOutput, List<String> jvmOptions)
             throws IOException {
-        super("broker", List.of(instance.resolve("bin").resolve("artemis").toString(), "run"),
-                environment(settings, jvmOptions), settings.stackDir().resolve("broker.log"), showOutput);
+        super(name, List.of(instance.resolve("bin").resolve("artemis").toString(), "run"),
+                environment(settings, jvmOptions), settings.stackDir().resolve(name + ".log"), showOutput);
         this.settings = settings;
     }
 
@@ -51,26 +51,49 @@ public final class BrokerProcess extends ChildProcess {
      */
     public static BrokerProcess start(Settings settings, boolean showOutput, List<String> brokerProperties,
             String... jvmOptions) {
+        return start("broker", settings, Map.of(), showOutput, brokerProperties, List.of(jvmOptions));
+    }
+
+    /**
+     * One broker of a primary/backup pair, instance {@code name} under the stack directory: {@code pairSettings} are
+     * create-instance.sh's (BROKER_HA_ROLE, BROKER_STORE, BROKER_PEER_HOST ...). Returns once it is live or, for a
+     * backup whose primary is live, once it has announced itself as the backup; with JMX on {@code jmxPort}.
+     */
+    public static BrokerProcess startPairMember(String name, Settings settings, Map<String, String> pairSettings,
+            int jmxPort, List<String> brokerProperties) {
+        BrokerProcess broker = start(name, settings, pairSettings, false, brokerProperties,
+                RemoteJmx.jvmOptions(jmxPort));
+        broker.jmxPort = jmxPort;
+        return broker;
+    }
+
+    private static BrokerProcess start(String name, Settings settings, Map<String, String> instanceSettings,
+            boolean showOutput, List<String> brokerProperties, List<String> jvmOptions) {
         try {
-            Path instance = settings.stackDir().resolve("broker");
-            createInstance(settings, instance);
-            // After what create-instance.sh wrote there (a TLS acceptor, if any).
-            Files.write(instance.resolve("etc").resolve("broker.properties"), brokerProperties, StandardOpenOption.APPEND);
-            BrokerProcess broker = new BrokerProcess(settings, instance, showOutput, List.of(jvmOptions));
-            broker.awaitListening(Duration.ofSeconds(60));
+            Path instance = settings.stackDir().resolve(name);
+            createInstance(name, settings, instanceSettings, instance);
+            // After what create-instance.sh wrote there (a TLS acceptor, the pair, if any).
+            Files.write(instance.resolve("etc").resolve("broker.properties"), brokerProperties,
+                    StandardOpenOption.APPEND);
+            Path log = settings.stackDir().resolve(name + ".log");
+            long logBefore = Files.exists(log) ? Files.size(log) : 0;
+            BrokerProcess broker = new BrokerProcess(name, settings, instance, showOutput, jvmOptions);
+            broker.awaitStarted(Duration.ofSeconds(60), instanceSettings.containsKey("BROKER_HA_ROLE"), logBefore);
             return broker;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
     }
 
-    private static void createInstance(Settings settings, Path instance) throws IOException {
-        Path log = settings.stackDir().resolve("broker-instance.log");
+    private static void createInstance(String name, Settings settings, Map<String, String> instanceSettings,
+            Path instance) throws IOException {
+        Path log = settings.stackDir().resolve(name + "-instance.log");
         Files.createDirectories(log.getParent());
         ProcessBuilder builder = new ProcessBuilder("bash", Build.BROKER_INSTANCE_SCRIPT.toString(), instance.toString())
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
         builder.environment().putAll(settings.asEnvironment());
+        builder.environment().putAll(instanceSettings);
         builder.environment().put("ARTEMIS_HOME", Build.artemisHome().toString());
         builder.environment().put("BROKER_PLUGINS", Build.BROKER_PLUGINS.toString());
         try {
@@ -135,10 +158,17 @@ public final class BrokerProcess extends ChildProcess {
         return names.iterator().next();
     }
 
-    private void awaitListening(Duration timeout) {
+    /**
+     * Until it listens or, {@code mayWait} (a pair's member), has announced itself as a live broker's backup (in the
+     * log written since this start, which begins at {@code logBefore}).
+     */
+    private void awaitStarted(Duration timeout, boolean mayWait, long logBefore) throws IOException {
         Instant deadline = Instant.now().plus(timeout);
         while (Instant.now().isBefore(deadline)) {
             failIfDead("starting");
+            if (mayWait && Files.readString(log()).substring((int) logBefore).contains("AMQ221031")) {
+                return;
+            }
             try (Socket socket = new Socket()) {
                 socket.connect(new InetSocketAddress(settings.get("BROKER_HOST"), settings.getInt("BROKER_PORT")), 500);
                 return;

@@ -73,8 +73,8 @@ public final class Database {
     }
 
     private static Connection maintenance(Settings settings) throws SQLException {
-        String url = "jdbc:postgresql://" + settings.get("DB_HOST") + ":" + settings.get("DB_PORT") + "/postgres";
-        return DriverManager.getConnection(url, settings.get("DB_OWNER_USER"), settings.get("DB_OWNER_PASSWORD"));
+        return DriverManager.getConnection(settings.jdbcUrl("postgres"), settings.get("DB_OWNER_USER"),
+                settings.get("DB_OWNER_PASSWORD"));
     }
 
     private static String plainName(Settings settings) {

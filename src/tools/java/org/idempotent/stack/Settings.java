@@ -15,6 +15,9 @@ public final class Settings {
     static {
         DEFAULTS.put("DB_HOST", "localhost");
         DEFAULTS.put("DB_PORT", "5432");
+        // The streaming standby of a primary/standby pair; empty: the same as DB_HOST / DB_PORT (one server).
+        DEFAULTS.put("DB_STANDBY_HOST", "");
+        DEFAULTS.put("DB_STANDBY_PORT", "");
         DEFAULTS.put("DB_NAME", "payments");
         DEFAULTS.put("DB_USER", "payments_app");
         DEFAULTS.put("DB_PASSWORD", "payments_app");
@@ -23,6 +26,9 @@ public final class Settings {
         DEFAULTS.put("DB_POOL_MAX", "16");
         DEFAULTS.put("BROKER_HOST", "localhost");
         DEFAULTS.put("BROKER_PORT", "61616");
+        // The backup of a primary/backup broker pair; empty: the same as BROKER_HOST / BROKER_PORT (one broker).
+        DEFAULTS.put("BROKER_BACKUP_HOST", "");
+        DEFAULTS.put("BROKER_BACKUP_PORT", "");
         DEFAULTS.put("BROKER_USER", "payments");
         DEFAULTS.put("BROKER_PASSWORD", "payments");
         // The broker's other two users (server-config/artemis/create-instance.sh); the application never sees them.
@@ -60,6 +66,13 @@ public final class Settings {
         DEFAULTS.put("STACK_DIR", "target/stack");
     }
 
+    /** Keys whose empty value stands for another key's value. */
+    private static final Map<String, String> FOLLOWS = Map.of(
+            "BROKER_BACKUP_HOST", "BROKER_HOST",
+            "BROKER_BACKUP_PORT", "BROKER_PORT",
+            "DB_STANDBY_HOST", "DB_HOST",
+            "DB_STANDBY_PORT", "DB_PORT");
+
     private final Map<String, String> values;
 
     private Settings(Map<String, String> values) {
@@ -94,7 +107,7 @@ public final class Settings {
         if (value == null) {
             throw new IllegalArgumentException("unknown setting " + key);
         }
-        return value;
+        return value.isEmpty() && FOLLOWS.containsKey(key) ? get(FOLLOWS.get(key)) : value;
     }
 
     public int getInt(String key) {
@@ -106,30 +119,56 @@ public final class Settings {
     }
 
     public String jdbcUrl() {
-        return "jdbc:postgresql://" + get("DB_HOST") + ":" + get("DB_PORT") + "/" + get("DB_NAME");
+        return jdbcUrl(get("DB_NAME"));
+    }
+
+    /** Both servers of a primary/standby pair (one server twice without one): the connection goes to the primary. */
+    public String jdbcUrl(String database) {
+        return "jdbc:postgresql://" + get("DB_HOST") + ":" + get("DB_PORT") + "," + get("DB_STANDBY_HOST") + ":"
+                + get("DB_STANDBY_PORT") + "/" + database + "?targetServerType=primary";
     }
 
     public String brokerUrl() {
         return "tcp://" + get("BROKER_HOST") + ":" + get("BROKER_PORT");
     }
 
-    /** Every key with its value: the environment a child process (broker, Payara Micro) is started with. */
-    public Map<String, String> asEnvironment() {
-        return Map.copyOf(values);
+    /**
+     * A client URL that follows the live broker of a pair (the same as {@link #brokerUrl} with a single broker):
+     * both connectors, HA, reconnecting for ever.
+     */
+    public String brokerHaUrl() {
+        return "(tcp://" + get("BROKER_HOST") + ":" + get("BROKER_PORT") + ",tcp://" + get("BROKER_BACKUP_HOST") + ":"
+                + get("BROKER_BACKUP_PORT") + ")?ha=true&reconnectAttempts=-1&retryInterval=500";
     }
 
-    /** The values set in the environment or by {@link #with}: everything but the untouched local defaults. */
+    /** Every key with its value: the environment a child process (broker, Payara Micro) is started with. */
+    public Map<String, String> asEnvironment() {
+        Map<String, String> environment = new LinkedHashMap<>();
+        values.keySet().forEach(key -> environment.put(key, get(key)));
+        return Map.copyOf(environment);
+    }
+
+    /**
+     * The values set in the environment or by {@link #with}: everything but the untouched local defaults (a key that
+     * follows another is changed with it, and given as the value it stands for).
+     */
     public Map<String, String> changedFromDefaults() {
         Map<String, String> changed = new LinkedHashMap<>();
         values.forEach((key, value) -> {
             if (System.getenv(key) != null || !value.equals(DEFAULTS.get(key))) {
-                changed.put(key, value);
+                changed.put(key, get(key));
+            }
+        });
+        FOLLOWS.forEach((key, followed) -> {
+            if (changed.containsKey(followed)) {
+                changed.putIfAbsent(key, get(key));
             }
         });
         return changed;
     }
 
+    /** Every key's local default, a key that follows another given as the value it stands for. */
     public static Map<String, String> defaults() {
-        return Map.copyOf(DEFAULTS);
+        return new Settings(DEFAULTS).asEnvironment();
     }
 }

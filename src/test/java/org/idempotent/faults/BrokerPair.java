@@ -1,0 +1,152 @@
+package org.idempotent.faults;
+
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import javax.management.JMException;
+import org.idempotent.stack.BrokerProcess;
+import org.idempotent.stack.FreePort;
+import org.idempotent.stack.Settings;
+
+/**
+ * Two Artemis brokers made by the product's create-instance.sh as a shared-store primary/backup pair: one journal
+ * directory under the stack directory, whose file lock decides which of the two is live.
+ */
+final class BrokerPair implements AutoCloseable {
+
+    static final String CLUSTER_PASSWORD = "payments-cluster";
+
+    /** One broker of the pair, on ports of its own (kept across restarts). */
+    static final class Member {
+        private final String name;
+        private final Settings settings;
+        private final Map<String, String> pairSettings;
+        private final int jmxPort = FreePort.find();
+        private BrokerProcess process;
+
+        private Member(String name, Settings settings, Map<String, String> pairSettings) {
+            this.name = name;
+            this.settings = settings;
+            this.pairSettings = pairSettings;
+        }
+
+        int port() {
+            return settings.getInt("BROKER_PORT");
+        }
+
+        /** Returns once it is live, or waiting as the live one's backup. */
+        void start() {
+            process = BrokerProcess.startPairMember(name, settings, pairSettings, jmxPort, List.of());
+        }
+
+        /** kill -9: the file lock is released by the kernel, the other broker takes over. */
+        void kill() {
+            process.kill();
+        }
+
+        void stop() {
+            if (process != null) {
+                process.stop(Duration.ofSeconds(30));
+            }
+        }
+
+        boolean running() {
+            return process != null && !process.await(Duration.ZERO);
+        }
+
+        /** How often it has announced itself as a live broker's backup, over every start. */
+        long backupAnnouncements() {
+            try {
+                return process == null ? 0 : Files.readString(process.log()).lines()
+                        .filter(line -> line.contains("AMQ221031")).count();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        /** The queue's count on this broker; fails unless it is the live one (a waiting backup has no queues). */
+        long messageCount(String queue) throws IOException, JMException {
+            return process.messageCount(queue);
+        }
+    }
+
+    private final Member primary;
+    private final Member backup;
+    private final Settings clientSettings;
+
+    BrokerPair(Settings base) {
+        Settings primarySettings = base.withFreeBrokerPorts();
+        Settings backupSettings = base.withFreeBrokerPorts();
+        String store = base.stackDir().resolve("broker-store").toString();
+        primary = new Member("broker-primary", primarySettings, pairSettings("primary", store, backupSettings));
+        backup = new Member("broker-backup", backupSettings, pairSettings("backup", store, primarySettings));
+        clientSettings = primarySettings.with("BROKER_BACKUP_PORT", String.valueOf(backup.port()));
+    }
+
+    private static Map<String, String> pairSettings(String role, String store, Settings peer) {
+        return Map.of("BROKER_HA_ROLE", role, "BROKER_STORE", store, "BROKER_PEER_HOST", "127.0.0.1",
+                "BROKER_PEER_PORT", peer.get("BROKER_PORT"), "BROKER_CLUSTER_PASSWORD", CLUSTER_PASSWORD);
+    }
+
+    /** The consumers' and producers' settings: the primary, with the backup as BROKER_BACKUP_*. */
+    Settings clientSettings() {
+        return clientSettings;
+    }
+
+    /** The primary first, so that it is the live one. */
+    void start() {
+        primary.start();
+        backup.start();
+    }
+
+    Member primary() {
+        return primary;
+    }
+
+    Member backup() {
+        return backup;
+    }
+
+    /**
+     * The primary started again while the backup is live: the backup hands the store back and waits again (failback).
+     * Returns once the primary is live and the backup has announced itself again.
+     */
+    void failBack(String queue) {
+        long announced = backup.backupAnnouncements();
+        primary.start();
+        await().atMost(Duration.ofMinutes(2)).ignoreExceptions().until(() -> primary.messageCount(queue) >= 0
+                && backup.backupAnnouncements() > announced);
+    }
+
+    /** The primary stopped cleanly (maintenance): it hands over to the backup before it goes. */
+    void switchOver(String queue) {
+        primary.stop();
+        await().atMost(Duration.ofMinutes(1)).ignoreExceptions().until(() -> backup.messageCount(queue) >= 0);
+    }
+
+    /** The count on whichever broker is live. */
+    long messageCount(String queue) throws IOException, JMException {
+        IllegalStateException none = new IllegalStateException("no live broker has queue " + queue);
+        for (Member member : List.of(primary, backup)) {
+            if (member.running()) {
+                try {
+                    return member.messageCount(queue);
+                } catch (IOException | JMException | IllegalStateException notLive) {
+                    none.addSuppressed(notLive);
+                }
+            }
+        }
+        throw none;
+    }
+
+    @Override
+    public void close() {
+        backup.stop();
+        primary.stop();
+    }
+}

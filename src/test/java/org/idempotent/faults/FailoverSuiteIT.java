@@ -1,0 +1,395 @@
+package org.idempotent.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.idempotent.faults.FaultStack.Instance;
+import org.idempotent.faults.Invariant.Summary;
+import org.idempotent.stack.Database;
+import org.idempotent.stack.Settings;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+
+/**
+ * The production topology on real engines, one stack for every scenario (README, Production topology): an Artemis
+ * primary/backup pair on a shared store, a PostgreSQL primary with a synchronous standby (created here, under
+ * target/), three Payara Micro consumers on the queue. Each scenario sends 20,000 messages (20 % copies, 0.5 % poison)
+ * and kills one shared part mid-run; then the fault suite's invariant over everything sent so far: every balance
+ * exact, the queue empty by the broker's count, the dead letters exactly the poison sent. Lost and double counts are
+ * asserted, timings only printed (target/failover-suite.txt).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class FailoverSuiteIT {
+
+    private static final double SCALE = Double.parseDouble(System.getProperty("it.scale", "1"));
+    private static final Duration DRAIN = Duration.ofMinutes(5);
+    private static final long SEED = Long.getLong("faults.seed", 20261201L);
+    private static final Path REPORT = Path.of("target", "failover-suite.txt");
+    private static final String HEADER = String.format("%-34s %6s %5s %6s %10s %9s %9s",
+            "scenario", "sent", "lost", "double", "resume ms", "before/s", "after/s");
+
+    private PostgresPair database;
+    private FaultStack stack;
+    private final List<Instance> consumers = new ArrayList<>();
+    private Workload all;
+    private final AtomicInteger scenarios = new AtomicInteger();
+
+    @BeforeAll
+    void startTopology() throws Exception {
+        Files.deleteIfExists(REPORT);
+        Path root = Settings.fromEnvironment().stackDir().resolve("failover");
+        database = PostgresPair.create(root.resolve("postgres"), true);
+        stack = FaultStack.highlyAvailable("failover", Map.of("CONSUMER_MAX_SESSIONS", "4", "DB_POOL_MAX", "8",
+                "RETENTION_SCHEDULE", "second=*/5;minute=*;hour=*", "RETENTION_BATCH_SIZE", "500"), database);
+        for (String name : List.of("consumer-a", "consumer-b", "consumer-c")) {
+            consumers.add(stack.startInstance(name));
+        }
+    }
+
+    @AfterAll
+    void stopTopology() {
+        if (stack != null) {
+            stack.close();
+        }
+        if (database != null) {
+            database.close();
+        }
+    }
+
+    /** kill -9 of the live broker: the backup takes the journal's lock and the consumers follow it. */
+    @Test
+    @Order(1)
+    void brokerPrimaryKilledConsumersResumeOnTheBackup() throws Exception {
+        Workload workload = next("broker-kill");
+        long started = System.nanoTime();
+        send(workload);
+        awaitApplied(workload, 0.3);
+        Instant killed = Instant.now();
+        stack.brokerPair().primary().kill();
+
+        Summary summary = check("broker primary kill -9", workload, started, killed);
+        assertThat(consumers).allSatisfy(consumer -> assertThat(consumer.starts()).isEqualTo(1));
+        assertThat(summary.redelivered()).as("what the primary had delivered and not seen acknowledged, redelivered")
+                .isPositive();
+    }
+
+    /**
+     * The old primary restarted while the backup is live and idle: the backup hands the store back (failback), the
+     * consumers follow. With a shared store the primary reads the journal the backup wrote: nothing the backup had
+     * acknowledged is delivered again, nothing is waiting. Then, under load, a clean stop of the primary (maintenance)
+     * hands over to the backup and a failback returns.
+     */
+    @Test
+    @Order(2)
+    void switchOverAndFailBackUnderLoadServeNothingTwice() throws Exception {
+        long redeliveredBefore = redeliveries();
+        long duplicatesBefore = duplicates();
+        stack.brokerPair().failBack(queue());
+        assertThat(stack.brokerPair().primary().messageCount(queue())).isZero();
+        await().during(Duration.ofSeconds(10)).atMost(Duration.ofSeconds(30))
+                .until(() -> redeliveries() == redeliveredBefore && duplicates() == duplicatesBefore);
+
+        Workload workload = next("switchover");
+        long started = System.nanoTime();
+        send(workload);
+        awaitApplied(workload, 0.3);
+        Instant switched = Instant.now();
+        stack.brokerPair().switchOver(queue());
+        awaitApplied(workload, 0.6);
+        stack.brokerPair().failBack(queue());
+        check("switchover, failback under load", workload, started, switched);
+    }
+
+    /**
+     * A consumer killed at the moment the broker fails over, restarted while only the backup is live (it finds the
+     * backup by its second connector); later the primary returns under load.
+     */
+    @Test
+    @Order(3)
+    void consumerKilledWhileTheBrokerFailsOver() throws Exception {
+        Workload workload = next("consumer-and-broker");
+        long started = System.nanoTime();
+        send(workload);
+        awaitApplied(workload, 0.3);
+        Instant killed = Instant.now();
+        Instance victim = consumers.get(2);
+        victim.crashAndRestartAfter(() -> stack.brokerPair().primary().kill());
+        awaitApplied(workload, 0.6);
+        stack.brokerPair().failBack(queue());
+
+        check("consumer kill during broker failover", workload, started, killed);
+        assertThat(victim.starts()).isEqualTo(2);
+    }
+
+    /**
+     * The PostgreSQL primary crashes (every process SIGKILLed), the synchronous standby is promoted: every payment
+     * the consumers saw committed had reached the standby, so nothing acknowledged is lost. The pool finds the new
+     * primary by itself (both hosts listed, targetServerType=primary).
+     */
+    @Test
+    @Order(4)
+    void databasePrimaryCrashWithSynchronousStandbyLosesNothing() throws Exception {
+        Workload workload = next("db-sync");
+        long started = System.nanoTime();
+        send(workload);
+        awaitApplied(workload, 0.3);
+        Instant killed = Instant.now();
+        PostgresPair.Node old = database.primary();
+        old.crash();
+        database.failOver();
+
+        check("database crash, synchronous", workload, started, killed);
+        assertThat(consumers).allSatisfy(consumer -> assertThat(consumer.starts()).isLessThanOrEqualTo(2));
+        assertThat(database.primary()).isNotSameAs(old);
+    }
+
+    /** Fencing: the crashed primary comes back only as a standby of the new one, and takes no write. */
+    @Test
+    @Order(5)
+    void theOldPrimaryRejoinsAsAStandbyAndTakesNoWrites() throws Exception {
+        database.rejoinOldPrimary();
+        PostgresPair.Node rejoined = database.standby();
+        assertThat(rejoined.inRecovery()).isTrue();
+        try (Connection connection = rejoined.connect(stack.settings().get("DB_NAME"));
+                Statement statement = connection.createStatement()) {
+            assertThatThrownBy(() -> statement.executeUpdate(
+                    "UPDATE accounts SET balance_cents = balance_cents + 1"))
+                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("25006"));
+        }
+        // The consumers never use it: a payment after the rejoin lands on the primary only (checked by the invariant
+        // of the next scenario), and listing the standby first does not change that (jdbcUrl is primary-first).
+        assertThat(database.primary().inRecovery()).isFalse();
+    }
+
+    /**
+     * The synchronous standby stops: commits wait for it, for as long as it takes. No timeout ends such a commit
+     * (PostgreSQL would report a commit cut short as done, replicated or not); a commit whose connection is
+     * terminated while it waits has an unknown outcome: the delivery fails, the broker redelivers, and the dedup row
+     * decides.
+     */
+    @Test
+    @Order(6)
+    void aCommitWaitingForTheStandbyIsNeverCutShort() throws Exception {
+        Workload workload = next("sync-wait");
+        database.standby().stop();
+        long started = System.nanoTime();
+        long failedBefore = failed();
+        long rowsBefore = rows();
+        send(workload);
+        await().atMost(Duration.ofMinutes(1)).until(() -> waitingForStandby() > 0);
+        // Longer than any timeout on the way (the adapter's 10 s call timeout during failover, the breaker's probe).
+        await().during(Duration.ofSeconds(40)).atMost(Duration.ofSeconds(60))
+                .until(() -> rows() == rowsBefore && failed() == failedBefore);
+        int terminated = terminateWaiting();
+        await().atMost(Duration.ofMinutes(1)).until(() -> failed() > failedBefore);
+        database.standby().start();
+
+        check("commit waiting for the standby", workload, started, null);
+        assertThat(terminated).as("commits waiting for the standby, ended from outside").isPositive();
+    }
+
+    /**
+     * The same crash with asynchronous replication, to measure what is at stake: a payment whose commit the standby
+     * had not received is gone, though the broker was told it was done. Printed, not asserted: on one machine the
+     * standby is rarely more than a few kilobytes behind.
+     */
+    @Test
+    @Order(7)
+    void databasePrimaryCrashWithAsynchronousStandbyMeasuresTheLoss() throws Exception {
+        database.primary().execute("ALTER SYSTEM SET synchronous_standby_names = ''");
+        database.primary().execute("SELECT pg_reload_conf()");
+        Workload workload = next("db-async");
+        long started = System.nanoTime();
+        send(workload);
+        awaitApplied(workload, 0.3);
+        long lagBytes = database.replayLagBytes();
+        Instant killed = Instant.now();
+        database.primary().crash();
+        database.failOver();
+
+        await().atMost(DRAIN).pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
+                .until(() -> stack.messageCount(queue()) == 0);
+        long lost = workload.distinct().size() - applied(workload);
+        report(String.format("%-34s %6d %5d %6s %10d %9s %9s   (standby %d bytes behind at the crash)",
+                "database crash, asynchronous", workload.items().size(), lost, "-", resumeMillis(killed), "-", "-",
+                lagBytes));
+        assertThat(lost).as("lost payments are at most those the standby had not received").isNotNegative();
+        // Not carried into later checks: its balances depend on the loss.
+        all = null;
+    }
+
+    /** One purge at a time across the three instances (PostgreSQL advisory lock), each row deleted once. */
+    @Test
+    @Order(8)
+    void retentionPurgesOnceAcrossTheInstances() throws Exception {
+        int old = 20_000;
+        try (Connection db = Database.connect(stack.settings()); Statement insert = db.createStatement()) {
+            insert.execute("INSERT INTO processed_events (event_id, processed_at, fingerprint)"
+                    + " SELECT gen_random_uuid(), now() - interval '40 days', 'x' FROM generate_series(1, " + old + ")");
+        }
+        int most = 0;
+        int seen = 0;
+        Instant until = Instant.now().plusSeconds(60);
+        while (Instant.now().isBefore(until) && countOld() > 0) {
+            int purging = concurrentPurges();
+            most = Math.max(most, purging);
+            seen += purging;
+            Thread.sleep(20);
+        }
+        assertThat(countOld()).as("every old row purged").isZero();
+        assertThat(seen).as("purges observed at work").isPositive();
+        assertThat(most).as("purges at work at the same moment, across three instances").isEqualTo(1);
+    }
+
+    private Workload next(String name) {
+        int index = scenarios.incrementAndGet();
+        return Workload.of(name, SEED + index, scaled(20_000), 0.2, 500, 0.005);
+    }
+
+    private void send(Workload workload) {
+        Traffic.sendAll(stack.settings(), workload.items(), 2);
+        all = all == null ? workload : Workload.both(all, workload);
+    }
+
+    private Summary check(String scenario, Workload workload, long started, Instant fault) throws Exception {
+        Summary summary = Invariant.checkRunning(scenario, stack, all, workload, started, DRAIN);
+        double[] rates = fault == null ? new double[] {0, 0} : rates(fault);
+        report(String.format("%-34s %6d %5d %6d %10s %9.0f %9.0f", scenario, workload.items().size(), summary.lost(),
+                summary.twice(), fault == null ? "-" : String.valueOf(resumeMillis(fault)), rates[0], rates[1]));
+        return summary;
+    }
+
+    /**
+     * From the fault to the end of the longest pause in commits that followed it (within a minute), by the database's
+     * clock: the first commits after a broker kill are often messages the consumers already held, so "the first
+     * commit after the fault" would say nothing.
+     */
+    private long resumeMillis(Instant fault) throws SQLException {
+        try (Connection db = Database.connect(stack.settings()); PreparedStatement query = db.prepareStatement(
+                "SELECT at FROM (SELECT processed_at AS at,"
+                        + " processed_at - lag(processed_at) OVER (ORDER BY processed_at) AS pause FROM processed_events WHERE processed_at BETWEEN ? AND ?) commits"
+                        + " WHERE pause IS NOT NULL ORDER BY pause DESC LIMIT 1")) {
+            query.setTimestamp(1, Timestamp.from(fault));
+            query.setTimestamp(2, Timestamp.from(fault.plusSeconds(60)));
+            try (ResultSet row = query.executeQuery()) {
+                return row.next() ? Duration.between(fault, row.getTimestamp(1).toInstant()).toMillis() : -1;
+            }
+        }
+    }
+
+    /** Payments per second in the 5 s before the fault and in the 5 s after the commits resumed. */
+    private double[] rates(Instant fault) throws SQLException {
+        long resume = resumeMillis(fault);
+        Instant after = fault.plusMillis(Math.max(resume, 0));
+        return new double[] {countBetween(fault.minusSeconds(5), fault) / 5.0,
+            countBetween(after, after.plusSeconds(5)) / 5.0};
+    }
+
+    private long countBetween(Instant from, Instant to) throws SQLException {
+        try (Connection db = Database.connect(stack.settings()); PreparedStatement query = db.prepareStatement(
+                "SELECT count(*) FROM processed_events WHERE processed_at >= ? AND processed_at < ?")) {
+            query.setTimestamp(1, Timestamp.from(from));
+            query.setTimestamp(2, Timestamp.from(to));
+            try (ResultSet row = query.executeQuery()) {
+                row.next();
+                return row.getLong(1);
+            }
+        }
+    }
+
+    private static void report(String row) throws java.io.IOException {
+        System.out.println(HEADER);
+        System.out.println(row);
+        boolean fresh = !Files.exists(REPORT);
+        Files.writeString(REPORT, (fresh ? HEADER + "\n" : "") + row + "\n", StandardOpenOption.CREATE,
+                StandardOpenOption.APPEND);
+    }
+
+    private void awaitApplied(Workload workload, double fraction) {
+        long target = (long) Math.ceil(workload.distinct().size() * fraction);
+        await().atMost(DRAIN).ignoreExceptions().until(() -> applied(workload) >= target);
+    }
+
+    private long applied(Workload workload) throws SQLException {
+        try (Connection db = Database.connect(stack.settings()); PreparedStatement query = db.prepareStatement(
+                "SELECT count(*) FROM processed_events WHERE event_id = ANY (?)")) {
+            query.setArray(1, db.createArrayOf("uuid", workload.distinctIds().toArray()));
+            try (ResultSet row = query.executeQuery()) {
+                row.next();
+                return row.getLong(1);
+            }
+        }
+    }
+
+    private long rows() throws SQLException {
+        return single("SELECT count(*) FROM processed_events");
+    }
+
+    private long countOld() throws SQLException {
+        return single("SELECT count(*) FROM processed_events WHERE processed_at < now() - interval '30 days'");
+    }
+
+    private long waitingForStandby() throws SQLException {
+        return single("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'");
+    }
+
+    private int concurrentPurges() throws SQLException {
+        return (int) single("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid()"
+                + " AND query ILIKE 'DELETE FROM processed_events%'");
+    }
+
+    private int terminateWaiting() throws SQLException {
+        return (int) single(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE wait_event = 'SyncRep'");
+    }
+
+    private long single(String sql) throws SQLException {
+        try (Connection db = Database.connect(stack.settings()); Statement statement = db.createStatement();
+                ResultSet row = statement.executeQuery(sql)) {
+            row.next();
+            return row.getLong(1);
+        }
+    }
+
+    private String queue() {
+        return stack.settings().get("PAYMENTS_QUEUE");
+    }
+
+    private long redeliveries() {
+        return consumers.stream().mapToLong(Instance::redeliveries).sum();
+    }
+
+    private long duplicates() {
+        return consumers.stream().mapToLong(Instance::duplicates).sum();
+    }
+
+    private long failed() {
+        return consumers.stream().mapToLong(consumer -> consumer.metrics().outcome("failed")).sum();
+    }
+
+    private static int scaled(int count) {
+        return Math.max(10, (int) Math.round(count * SCALE));
+    }
+}
