@@ -17,6 +17,11 @@
 # an environment variable, as in the README's configuration table. The secrets are written to files only for the
 # duration of the run, readable by this user alone. ASADMIN_OPTIONS is passed to every asadmin call (for example
 # "--user admin --passwordfile /path/to/file" for a domain whose administrator has a password).
+#
+# TARGET (default: server, the DAS itself) may name a deployment group instead, whose instances must be running: the
+# resources and both applications are then targeted at the group, and the group is restarted before the WAR is
+# deployed, so that every instance has what the domain now holds (password aliases, the file realm's user, the
+# library). Each instance's configuration must use the Data Grid EJB timer service (README, Payara Server).
 set -eu
 
 : "${ASADMIN:?set ASADMIN to the asadmin of the Payara Server installation}"
@@ -29,6 +34,10 @@ set -eu
 : "${WAR:?set WAR to payment-consumer.war}"
 ADMIN_HOST=${ADMIN_HOST:-localhost}
 ADMIN_PORT=${ADMIN_PORT:-4848}
+TARGET=${TARGET:-server}
+# Where what a previous run created is removed from: the DAS's own references (the server refuses to delete what it
+# still references), or, for a deployment group, the whole domain (the group's references go with it).
+if [ "$TARGET" = server ]; then scope=server; else scope=domain; fi
 # A single broker is its own backup (the resource adapter's second connector, for a primary/backup pair).
 export BROKER_BACKUP_HOST="${BROKER_BACKUP_HOST:-${BROKER_HOST:-localhost}}"
 export BROKER_BACKUP_PORT="${BROKER_BACKUP_PORT:-${BROKER_PORT:-61616}}"
@@ -58,13 +67,14 @@ session() {
 }
 
 # 1. What a previous run left: one session of list commands; each line of an answer is filed under its command.
+# Applications and resources are listed for the whole domain (whatever they were targeted at before).
 cat > "$work/inventory" <<'EOF'
 list-libraries --type common
 list-password-aliases
-list-applications
-list-connector-resources
+list-applications domain
+list-connector-resources domain
 list-connector-connection-pools
-list-jdbc-resources
+list-jdbc-resources domain
 list-jdbc-connection-pools
 list-resource-adapter-configs
 list-file-users
@@ -103,14 +113,15 @@ unless() {
     unless list-password-aliases payments-broker-password \
         "create-password-alias --passwordfile $work/broker-password payments-broker-password"
     unless list-libraries "$(basename "$POSTGRESQL_JAR")" "add-library --type common $POSTGRESQL_JAR"
-    when list-applications payment-consumer "undeploy payment-consumer"
-    when list-connector-resources jms/paymentsConnectionFactory "delete-connector-resource jms/paymentsConnectionFactory"
+    when list-applications payment-consumer "undeploy --target $scope payment-consumer"
+    when list-connector-resources jms/paymentsConnectionFactory \
+        "delete-connector-resource --target $scope jms/paymentsConnectionFactory"
     when list-connector-connection-pools payments-jms-pool "delete-connector-connection-pool payments-jms-pool"
-    when list-jdbc-resources jdbc/payments "delete-jdbc-resource jdbc/payments"
+    when list-jdbc-resources jdbc/payments "delete-jdbc-resource --target $scope jdbc/payments"
     when list-jdbc-connection-pools payments-pool "delete-jdbc-connection-pool payments-pool"
-    when list-jdbc-resources jdbc/payments-owner "delete-jdbc-resource jdbc/payments-owner"
+    when list-jdbc-resources jdbc/payments-owner "delete-jdbc-resource --target $scope jdbc/payments-owner"
     when list-jdbc-connection-pools payments-owner-pool "delete-jdbc-connection-pool payments-owner-pool"
-    when list-applications artemis-ra "undeploy artemis-ra"
+    when list-applications artemis-ra "undeploy --target $scope artemis-ra"
     when list-resource-adapter-configs artemis-ra "delete-resource-adapter-config artemis-ra"
     when list-file-users "${ADMIN_USER:-admin}" "delete-file-user ${ADMIN_USER:-admin}"
     # ${ENV=NAME:default} -> the environment's value, else the default; comments dropped; and since multimode reads
@@ -120,7 +131,8 @@ unless() {
     ADMIN_PASSWORD_ASADMIN_FILE="$work/admin-password" \
         perl -ne 'next if /^\s*(#|$)/; s/\$\{ENV=([A-Z_]+):([^}]*)\}/exists $ENV{$1} ? $ENV{$1} : $2/ge;
                   s/\\/\\\\/g; print' \
-        "$here/post-boot-commands.asadmin"
+        "$here/post-boot-commands.asadmin" \
+        | TARGET="$TARGET" perl -pe 's/^(create-jdbc-resource|create-connector-resource|deploy) /$1 --target $ENV{TARGET} /'
 } > "$work/resources"
 # The application checks that no password is a development default: it reads them as MicroProfile Config values, here
 # references to the aliases (domain.xml holds no password).
@@ -130,6 +142,13 @@ set-config-property --propertyName=DB_OWNER_PASSWORD --propertyValue=${ALIAS=pay
 set-config-property --propertyName=BROKER_PASSWORD --propertyValue=${ALIAS=payments-broker-password} --source=domain
 EOF
 session "$work/resources" || { echo "setup-payara-server.sh: a command failed (see above); run it again once fixed" >&2; exit 1; }
+
+# A deployment group's instances pick up the library and the password aliases only when they start: restart them
+# before the application is deployed to them.
+if [ "$TARGET" != server ]; then
+    echo "restart-deployment-group $TARGET" > "$work/restart"
+    session "$work/restart" || { echo "setup-payara-server.sh: restarting $TARGET failed (see above)" >&2; exit 1; }
+fi
 
 # 3. The database must answer before the application deploys (it migrates the schema at start).
 printf 'ping-connection-pool payments-pool\nping-connection-pool payments-owner-pool\n' > "$work/ping"
@@ -141,5 +160,5 @@ if ! session "$work/ping"; then
     exit 1
 fi
 
-echo "deploy --name payment-consumer --contextroot payment-consumer $WAR" > "$work/deploy"
+echo "deploy --target $TARGET --name payment-consumer --contextroot payment-consumer $WAR" > "$work/deploy"
 session "$work/deploy" || { echo "setup-payara-server.sh: the deployment failed (see above); run it again once fixed" >&2; exit 1; }

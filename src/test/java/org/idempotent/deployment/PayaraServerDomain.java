@@ -7,9 +7,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.idempotent.stack.Build;
 import org.idempotent.stack.Commands;
+import org.idempotent.stack.Settings;
+import org.openqa.selenium.By;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
 
 /**
  * A Payara Server domain of its own, under target/, created and started with the distribution's asadmin on a port
@@ -25,6 +31,7 @@ final class PayaraServerDomain implements AutoCloseable {
     private final Path domainDir;
     private final int portBase;
     private boolean started;
+    private final List<String> groups = new ArrayList<>();
 
     private PayaraServerDomain(Path asadmin, Path domainDir, int portBase) {
         this.asadmin = asadmin;
@@ -40,7 +47,7 @@ final class PayaraServerDomain implements AutoCloseable {
         }
         Commands.deleteRecursively(domainDir);
         Files.createDirectories(domainDir);
-        PayaraServerDomain domain = new PayaraServerDomain(asadmin, domainDir, freePortBase());
+        PayaraServerDomain domain = new PayaraServerDomain(asadmin, domainDir, freePortBase(14800));
         domain.run("create-domain", "--nopassword", "--portbase", String.valueOf(domain.portBase),
                 "--domaindir", domainDir.toString(), NAME);
         domain.run("start-domain", "--domaindir", domainDir.toString(), NAME);
@@ -84,8 +91,58 @@ final class PayaraServerDomain implements AutoCloseable {
         return Commands.run(command, clean, true);
     }
 
+    /**
+     * A deployment group of standalone instances on the domain's own node, each on a free port base, started; each
+     * instance's configuration uses the Data Grid EJB timer service (the default, a database, is not there for
+     * instances: "EJB Timer Service is not available" at deployment, payara/Payara#6381). Returns each instance's
+     * HTTP port by name.
+     */
+    Map<String, Integer> createDeploymentGroup(String group, List<String> instances) {
+        run("--port", String.valueOf(adminPort()), "create-deployment-group", group);
+        groups.add(group);
+        Map<String, Integer> httpPorts = new LinkedHashMap<>();
+        int from = portBase + 1000;
+        for (String instance : instances) {
+            int base = freePortBase(from);
+            from = base + 1000;
+            run("--port", String.valueOf(adminPort()), "create-instance", "--node", "localhost-" + NAME, "--portbase",
+                    String.valueOf(base), instance);
+            run("--port", String.valueOf(adminPort()), "add-instance-to-deployment-group", "--instance", instance,
+                    "--deploymentgroup", group);
+            run("--port", String.valueOf(adminPort()), "set",
+                    "configs.config." + instance + "-config.ejb-container.ejb-timer-service.ejb-timer-service=DataGrid");
+            httpPorts.put(instance, base + 80);
+        }
+        run("--port", String.valueOf(adminPort()), "start-deployment-group", group);
+        return httpPorts;
+    }
+
+    /** The environment setup-payara-server.sh needs for this domain: {@code settings}, the domain and the build. */
+    Map<String, String> setupEnvironment(Settings settings) {
+        Map<String, String> environment = new HashMap<>(settings.asEnvironment());
+        environment.put("ASADMIN", asadmin.toString());
+        environment.put("ADMIN_PORT", String.valueOf(adminPort()));
+        environment.put("POSTGRESQL_JAR", Build.POSTGRESQL_DRIVER.toString());
+        environment.put("ARTEMIS_RAR", Build.RAR.toString());
+        environment.put("WAR", Build.WAR.toString());
+        return environment;
+    }
+
+    /**
+     * Rows of an admin console page's main table (class Tbl_sun4; not the navigation tree) with a cell whose text is
+     * exactly {@code name}; the name column is a row header (th), the others are td.
+     */
+    static List<WebElement> consoleTableRows(WebDriver browser, String name) {
+        return browser.findElements(By.xpath("//table[contains(concat(' ', @class, ' '), ' Tbl_sun4 ')]//tr[(td|th)"
+                + "[normalize-space(.)='" + name + "']]"));
+    }
+
     @Override
     public void close() throws Exception {
+        for (String group : groups) {
+            // The instances are processes of their own: stopping the domain would leave them running.
+            run("--port", String.valueOf(adminPort()), "stop-deployment-group", "--kill", "true", group);
+        }
         if (started) {
             try {
                 run("stop-domain", "--domaindir", domainDir.toString(), "--kill", "true", NAME);
@@ -95,8 +152,8 @@ final class PayaraServerDomain implements AutoCloseable {
         }
     }
 
-    private static int freePortBase() {
-        for (int base = 14800; base < 60000; base += 1000) {
+    private static int freePortBase(int from) {
+        for (int base = from; base < 60000; base += 1000) {
             if (allFree(base)) {
                 return base;
             }

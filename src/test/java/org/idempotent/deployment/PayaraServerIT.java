@@ -17,7 +17,6 @@ import java.util.Map;
 import java.util.UUID;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.stack.AdminClient;
-import org.idempotent.stack.Build;
 import org.idempotent.stack.HeadlessChromium;
 import org.idempotent.stack.Commands;
 import org.idempotent.stack.Database;
@@ -29,6 +28,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
 
 /**
  * The product on full Payara Server 6, set up from scratch by server-config/setup-payara-server.sh in a fresh domain:
@@ -61,12 +61,7 @@ class PayaraServerIT {
         domain = PayaraServerDomain.createAndStart(INSTALLATION, Path.of("target", "payara-server-domains").toAbsolutePath());
         server = path -> URI.create("http://localhost:" + domain.httpPort() + path);
 
-        Map<String, String> environment = new HashMap<>(settings.asEnvironment());
-        environment.put("ASADMIN", domain.asadmin().toString());
-        environment.put("ADMIN_PORT", String.valueOf(domain.adminPort()));
-        environment.put("POSTGRESQL_JAR", Build.POSTGRESQL_DRIVER.toString());
-        environment.put("ARTEMIS_RAR", Build.RAR.toString());
-        environment.put("WAR", Build.WAR.toString());
+        Map<String, String> environment = domain.setupEnvironment(settings);
         // First against a database that does not exist: it stops before deploying and says what to do.
         Map<String, String> missingDatabase = new HashMap<>(environment);
         missingDatabase.put("DB_NAME", "payments_it_server_missing");
@@ -193,12 +188,7 @@ class PayaraServerIT {
                 .stream().map(field -> field.getAttribute("value")).toList();
     }
 
-    /**
-     * Rows of the page's main table (class Tbl_sun4; not the navigation tree) with a cell whose text is exactly
-     * {@code name}; the name column is a row header (th), the others are td.
-     */
-    private static List<?> mainTableRows(WebDriver browser, String name) {
-        return browser.findElements(By.xpath("//table[contains(concat(' ', @class, ' '), ' Tbl_sun4 ')]//tr[(td|th)"
-                + "[normalize-space(.)='" + name + "']]"));
+    private static List<WebElement> mainTableRows(WebDriver browser, String name) {
+        return PayaraServerDomain.consoleTableRows(browser, name);
     }
 }

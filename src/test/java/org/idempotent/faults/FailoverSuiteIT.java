@@ -26,6 +26,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.idempotent.faults.FaultStack.Instance;
 import org.idempotent.faults.Invariant.Summary;
 import org.idempotent.stack.Database;
+import org.idempotent.stack.PurgeWatch;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -254,23 +255,12 @@ class FailoverSuiteIT {
     @Test
     @Order(8)
     void retentionPurgesOnceAcrossTheInstances() throws Exception {
-        int old = 20_000;
-        try (Connection db = Database.connect(stack.settings()); Statement insert = db.createStatement()) {
-            insert.execute("INSERT INTO processed_events (event_id, processed_at, fingerprint)"
-                    + " SELECT gen_random_uuid(), now() - interval '40 days', 'x' FROM generate_series(1, " + old + ")");
-        }
-        int most = 0;
-        int seen = 0;
-        Instant until = Instant.now().plusSeconds(60);
-        while (Instant.now().isBefore(until) && countOld() > 0) {
-            int purging = concurrentPurges();
-            most = Math.max(most, purging);
-            seen += purging;
-            Thread.sleep(20);
-        }
-        assertThat(countOld()).as("every old row purged").isZero();
-        assertThat(seen).as("purges observed at work").isPositive();
-        assertThat(most).as("purges at work at the same moment, across three instances").isEqualTo(1);
+        PurgeWatch.insertExpired(stack.settings(), 20_000);
+        PurgeWatch.Seen seen = PurgeWatch.watch(stack.settings(), Duration.ofMinutes(1));
+
+        assertThat(seen.expiredLeft()).as("every expired row purged").isZero();
+        assertThat(seen.samplesAtWork()).as("purges observed at work").isPositive();
+        assertThat(seen.most()).as("purges at work at the same moment, across three instances").isEqualTo(1);
     }
 
     private Workload next(String name) {
@@ -389,17 +379,8 @@ class FailoverSuiteIT {
         return single("SELECT count(*) FROM processed_events");
     }
 
-    private long countOld() throws SQLException {
-        return single("SELECT count(*) FROM processed_events WHERE processed_at < now() - interval '30 days'");
-    }
-
     private long waitingForStandby() throws SQLException {
         return single("SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep'");
-    }
-
-    private int concurrentPurges() throws SQLException {
-        return (int) single("SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid()"
-                + " AND query ILIKE 'DELETE FROM processed_events%'");
     }
 
     private int terminateWaiting() throws SQLException {
