@@ -149,14 +149,22 @@ public class DatabaseBreaker {
                 new Object[] {backoff.toMillis(), failure.get()});
     }
 
-    /** Empty if the primary answered; otherwise why not. A connection that failed the probe is evicted. */
+    /**
+     * Empty if the primary answered; otherwise why not. A connection that failed the probe, or reached a standby, is
+     * evicted.
+     */
     Optional<String> probe() {
         try (Connection connection = dataSource.getConnection()) {
             try (PreparedStatement statement = connection.prepareStatement(PROBE)) {
                 statement.setQueryTimeout(PROBE_TIMEOUT_SECONDS);
                 try (ResultSet row = statement.executeQuery()) {
                     row.next();
-                    return row.getBoolean(1) ? Optional.of("a standby answered, not the primary") : Optional.empty();
+                    if (row.getBoolean(1)) {
+                        // A standby, or an old primary back as one: this connection must not carry a payment.
+                        evict(connection);
+                        return Optional.of("a standby answered, not the primary");
+                    }
+                    return Optional.empty();
                 }
             } catch (SQLException e) {
                 evict(connection);
