@@ -109,8 +109,8 @@ final class PayaraServerDomain implements AutoCloseable {
                     String.valueOf(base), instance);
             run("--port", String.valueOf(adminPort()), "add-instance-to-deployment-group", "--instance", instance,
                     "--deploymentgroup", group);
-            run("--port", String.valueOf(adminPort()), "set",
-                    "configs.config." + instance + "-config.ejb-container.ejb-timer-service.ejb-timer-service=DataGrid");
+            run("--port", String.valueOf(adminPort()), "set", "configs.config." + instance
+                    + "-config.ejb-container.ejb-timer-service.ejb-timer-service=DataGrid");
             httpPorts.put(instance, base + 80);
         }
         run("--port", String.valueOf(adminPort()), "start-deployment-group", group);

@@ -55,7 +55,8 @@ class PayaraServerGroupIT {
                 // Small batches: a purge long enough to be seen at work, batch after batch.
                 .with("RETENTION_BATCH_SIZE", "100");
         Database.recreate(settings);
-        domain = PayaraServerDomain.createAndStart(INSTALLATION, Path.of("target", "payara-server-group").toAbsolutePath());
+        domain = PayaraServerDomain.createAndStart(INSTALLATION,
+                Path.of("target", "payara-server-group").toAbsolutePath());
         domain.createDeploymentGroup(GROUP, INSTANCES).forEach((name, port) ->
                 instances.put(name, path -> URI.create("http://localhost:" + port + path)));
 

@@ -87,14 +87,11 @@ class FailoverSuiteIT {
     @Test
     @Order(1)
     void brokerPrimaryKilledConsumersResumeOnTheBackup() throws Exception {
-        Workload workload = next("broker-kill");
-        long started = System.nanoTime();
-        send(workload);
-        awaitApplied(workload, 0.3);
+        Running run = runUntilAThirdIsApplied("broker-kill");
         Instant killed = Instant.now();
         stack.brokerPair().primary().kill();
 
-        Summary summary = check("broker primary kill -9", workload, started, killed);
+        Summary summary = check("broker primary kill -9", run.workload(), run.started(), killed);
         assertThat(consumers).allSatisfy(consumer -> assertThat(consumer.starts()).isEqualTo(1));
         assertThat(summary.redelivered()).as("what the primary had delivered and not seen acknowledged, redelivered")
                 .isPositive();
@@ -116,15 +113,12 @@ class FailoverSuiteIT {
         await().during(Duration.ofSeconds(10)).atMost(Duration.ofSeconds(30))
                 .until(() -> redeliveries() == redeliveredBefore && duplicates() == duplicatesBefore);
 
-        Workload workload = next("switchover");
-        long started = System.nanoTime();
-        send(workload);
-        awaitApplied(workload, 0.3);
+        Running run = runUntilAThirdIsApplied("switchover");
         Instant switched = Instant.now();
         stack.brokerPair().switchOver(queue());
-        awaitApplied(workload, 0.6);
+        awaitApplied(run.workload(), 0.6);
         stack.brokerPair().failBack(queue());
-        check("switchover, failback under load", workload, started, switched);
+        check("switchover, failback under load", run.workload(), run.started(), switched);
     }
 
     /**
@@ -134,17 +128,14 @@ class FailoverSuiteIT {
     @Test
     @Order(3)
     void consumerKilledWhileTheBrokerFailsOver() throws Exception {
-        Workload workload = next("consumer-and-broker");
-        long started = System.nanoTime();
-        send(workload);
-        awaitApplied(workload, 0.3);
+        Running run = runUntilAThirdIsApplied("consumer-and-broker");
         Instant killed = Instant.now();
         Instance victim = consumers.get(2);
         victim.crashAndRestartAfter(() -> stack.brokerPair().primary().kill());
-        awaitApplied(workload, 0.6);
+        awaitApplied(run.workload(), 0.6);
         stack.brokerPair().failBack(queue());
 
-        check("consumer kill during broker failover", workload, started, killed);
+        check("consumer kill during broker failover", run.workload(), run.started(), killed);
         assertThat(victim.starts()).isEqualTo(2);
     }
 
@@ -156,16 +147,13 @@ class FailoverSuiteIT {
     @Test
     @Order(4)
     void databasePrimaryCrashWithSynchronousStandbyLosesNothing() throws Exception {
-        Workload workload = next("db-sync");
-        long started = System.nanoTime();
-        send(workload);
-        awaitApplied(workload, 0.3);
+        Running run = runUntilAThirdIsApplied("db-sync");
         Instant killed = Instant.now();
         PostgresPair.Node old = database.primary();
         old.crash();
         database.failOver();
 
-        check("database crash, synchronous", workload, started, killed);
+        check("database crash, synchronous", run.workload(), run.started(), killed);
         assertThat(consumers).allSatisfy(consumer -> assertThat(consumer.starts()).isLessThanOrEqualTo(2));
         assertThat(database.primary()).isNotSameAs(old);
     }
@@ -225,10 +213,7 @@ class FailoverSuiteIT {
     void databasePrimaryCrashWithAsynchronousStandbyMeasuresTheLoss() throws Exception {
         database.primary().execute("ALTER SYSTEM SET synchronous_standby_names = ''");
         database.primary().execute("SELECT pg_reload_conf()");
-        Workload workload = next("db-async");
-        long started = System.nanoTime();
-        send(workload);
-        awaitApplied(workload, 0.3);
+        Workload workload = runUntilAThirdIsApplied("db-async").workload();
         long lagBytes = database.replayLagBytes();
         Instant killed = Instant.now();
         database.primary().crash();
@@ -263,6 +248,17 @@ class FailoverSuiteIT {
         assertThat(seen.most()).as("purges at work at the same moment, across three instances").isEqualTo(1);
     }
 
+    /** A scenario's workload while it runs: sent, and a third of it applied, when the fault comes. */
+    private record Running(Workload workload, long started) {}
+
+    private Running runUntilAThirdIsApplied(String name) {
+        Workload workload = next(name);
+        long started = System.nanoTime();
+        send(workload);
+        awaitApplied(workload, 0.3);
+        return new Running(workload, started);
+    }
+
     private Workload next(String name) {
         int index = scenarios.incrementAndGet();
         return Workload.of(name, SEED + index, scaled(20_000), 0.2, 500, 0.005);
@@ -289,7 +285,8 @@ class FailoverSuiteIT {
     private long resumeMillis(Instant fault) throws SQLException {
         try (Connection db = Database.connect(stack.settings()); PreparedStatement query = db.prepareStatement(
                 "SELECT at FROM (SELECT processed_at AS at,"
-                        + " processed_at - lag(processed_at) OVER (ORDER BY processed_at) AS pause FROM processed_events WHERE processed_at BETWEEN ? AND ?) commits"
+                        + " processed_at - lag(processed_at) OVER (ORDER BY processed_at) AS pause"
+                        + " FROM processed_events WHERE processed_at BETWEEN ? AND ?) commits"
                         + " WHERE pause IS NOT NULL ORDER BY pause DESC LIMIT 1")) {
             query.setTimestamp(1, Timestamp.from(fault));
             query.setTimestamp(2, Timestamp.from(fault.plusSeconds(60)));

@@ -22,7 +22,8 @@ public final class PurgeWatch {
     public static void insertExpired(Settings settings, int rows) throws SQLException {
         try (Connection db = Database.connect(settings); Statement insert = db.createStatement()) {
             insert.execute("INSERT INTO processed_events (event_id, processed_at, fingerprint)"
-                    + " SELECT gen_random_uuid(), now() - interval '40 days', 'x' FROM generate_series(1, " + rows + ")");
+                    + " SELECT gen_random_uuid(), now() - interval '40 days', 'x'"
+                    + " FROM generate_series(1, " + rows + ")");
         }
     }
 
@@ -44,7 +45,8 @@ public final class PurgeWatch {
     }
 
     private static long expired(Statement statement) throws SQLException {
-        return single(statement, "SELECT count(*) FROM processed_events WHERE processed_at < now() - interval '30 days'");
+        return single(statement,
+                "SELECT count(*) FROM processed_events WHERE processed_at < now() - interval '30 days'");
     }
 
     private static int single(Statement statement, String sql) throws SQLException {

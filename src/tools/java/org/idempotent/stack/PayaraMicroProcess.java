@@ -113,7 +113,8 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
 
     /**
      * Waits until /health/ready answers UP with the application's own check in it: schema migrated, database and
-     * broker reachable. While the WAR is still deploying, Payara answers UP with an empty list of checks.
+     * broker reachable. While the WAR is still deploying, Payara answers UP with an empty list of checks. Stops the
+     * instance if it is not ready within {@code timeout}.
      */
     public PayaraMicroProcess awaitReady(Duration timeout) {
         Instant deadline = Instant.now().plus(timeout);
@@ -141,6 +142,8 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
                 throw new IllegalStateException("interrupted", e);
             }
         }
+        // Nobody holds this process once the caller has the exception: stop it, or it consumes on for ever.
+        stop(Duration.ofSeconds(30));
         throw new IllegalStateException(name() + " not ready after " + timeout + " (" + last + "); see " + log());
     }
 }

@@ -106,7 +106,7 @@ class DatabaseBreakerTest {
     }
 
     private static <T> T proxy(Class<T> type, Answer answer) {
-        return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type},
-                (self, method, args) -> method.getName().equals("close") ? null : answer.answer(method.getName(), args)));
+        return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, (self, method, args) ->
+                method.getName().equals("close") ? null : answer.answer(method.getName(), args)));
     }
 }
