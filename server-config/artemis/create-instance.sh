@@ -17,6 +17,10 @@
 #   BROKER_USER / _PASSWORD      the application, role payments-consumer (user default: payments)
 #   BROKER_PRODUCER_USER / _PASSWORD   producers, role payments-producer (user default: payments-producer)
 #   BROKER_OPERATOR_USER / _PASSWORD   operators, role payments-operator: console, CLI (user default: operator)
+#   BROKER_SUBSCRIBER_USER / _PASSWORD downstream services reading the announcements of applied payments, role
+#                                payments-subscriber (user default: payments-subscriber; no password: no such user)
+#   BROKER_ANNOUNCEMENT_QUEUES   the durable queues on the announcement address payments.applied, one per downstream
+#                                service, comma-separated (default: payments.applied.ledger)
 #   *_PASSWORD_FILE              instead of a password, a file holding it (container secrets)
 #   BROKER_BIND, BROKER_PORT     the acceptor for every protocol (default 127.0.0.1:61616)
 #   BROKER_CONSOLE_HOST, BROKER_CONSOLE_PORT   the web console (default 127.0.0.1:8161)
@@ -62,6 +66,11 @@ operator_user=${BROKER_OPERATOR_USER:-operator}
 consumer_password=$(secret BROKER_PASSWORD)
 producer_password=$(secret BROKER_PRODUCER_PASSWORD)
 operator_password=$(secret BROKER_OPERATOR_PASSWORD)
+subscriber_user=${BROKER_SUBSCRIBER_USER:-payments-subscriber}
+subscriber_password=
+if [ -n "${BROKER_SUBSCRIBER_PASSWORD:-}${BROKER_SUBSCRIBER_PASSWORD_FILE:-}" ]; then
+    subscriber_password=$(secret BROKER_SUBSCRIBER_PASSWORD)
+fi
 plugins=${BROKER_PLUGINS:-$here/../../target/runtime/broker-plugins}
 [ -f "$plugins/payment-consumer-broker-plugins.jar" ] \
     || { echo "create-instance.sh: no broker plugins in $plugins (run mvn package)" >&2; exit 1; }
@@ -87,11 +96,13 @@ roles=$(mktemp "$instance/etc/.roles.XXXXXX")
     printf '%s = ENC(%s)\n' "$consumer_user" "$(hash "$consumer_password")"
     printf '%s = ENC(%s)\n' "$producer_user" "$(hash "$producer_password")"
     printf '%s = ENC(%s)\n' "$operator_user" "$(hash "$operator_password")"
+    [ -z "$subscriber_password" ] || printf '%s = ENC(%s)\n' "$subscriber_user" "$(hash "$subscriber_password")"
 } > "$users"
 {
     printf 'payments-consumer = %s\n' "$consumer_user"
     printf 'payments-producer = %s\n' "$producer_user"
     printf 'payments-operator = %s\n' "$operator_user"
+    [ -z "$subscriber_password" ] || printf 'payments-subscriber = %s\n' "$subscriber_user"
 } > "$roles"
 chmod 600 "$users" "$roles"
 mv "$users" "$instance/etc/artemis-users.properties"
@@ -153,6 +164,15 @@ case "${BROKER_HA_ROLE:-none}" in
         ;;
     *) echo "create-instance.sh: BROKER_HA_ROLE must be none, primary or backup, not $BROKER_HA_ROLE" >&2; exit 1 ;;
 esac
+# The announcement address's durable queues, one per downstream service: each receives every announcement.
+IFS=, read -r -a announcement_queues <<< "${BROKER_ANNOUNCEMENT_QUEUES:-payments.applied.ledger}"
+for queue in "${announcement_queues[@]}"; do
+    queue=$(echo "$queue" | tr -d ' ')
+    [ -n "$queue" ] || continue
+    [[ "$queue" =~ ^[A-Za-z0-9._-]+$ ]] \
+        || { echo "create-instance.sh: BROKER_ANNOUNCEMENT_QUEUES: not a queue name: $queue" >&2; exit 1; }
+    echo "addressConfigurations.\"payments.applied\".queueConfigs.\"$queue\".routingType=MULTICAST" >> "$properties"
+done
 chmod 600 "$properties"
 
 # The system properties broker.xml and bootstrap.xml read. Set at run time, so later -D options in

@@ -43,7 +43,8 @@ class PayaraServerIT {
     private static final List<String> CONFIG_KEYS = List.of("PAYMENTS_QUEUE", "DEAD_LETTER_QUEUE", "CONFLICTS_QUEUE",
             "QUARANTINE_QUEUE", "CONSUMER_MAX_SESSIONS", "CONSUMER_STUCK_SECONDS", "RETENTION_DAYS",
             "RETENTION_BATCH_SIZE", "RETENTION_TIME_BUDGET_SECONDS", "RETENTION_SCHEDULE",
-            "BROKER_MAX_DELIVERY_ATTEMPTS", "BROKER_MAX_REDELIVERY_DELAY_SECONDS", "DLQ_REPLAY_DAYS");
+            "BROKER_MAX_DELIVERY_ATTEMPTS", "BROKER_MAX_REDELIVERY_DELAY_SECONDS", "DLQ_REPLAY_DAYS",
+            "ANNOUNCEMENT_ADDRESS", "ANNOUNCEMENT_RETENTION_DAYS");
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     private static Settings settings;

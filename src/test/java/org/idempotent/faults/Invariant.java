@@ -20,24 +20,30 @@ import java.time.Duration;
 import java.util.Collections;
 import java.util.Enumeration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.stream.Collectors;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.awaitility.core.ConditionTimeoutException;
 import org.idempotent.deadletter.control.DeadLetters;
+import org.idempotent.stack.AnnouncementSubscriber;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.Settings;
 
 /**
  * Jepsen's bank invariant, for a payment consumer: every account holds exactly the sum of the distinct events sent to
  * it; processed_events holds exactly the distinct valid events; the queue is empty (nothing waiting, nothing stuck in
- * delivery); the dead-letter queue holds exactly the poison messages sent, each with its reason.
+ * delivery); the dead-letter queue holds exactly the poison messages sent, each with its reason; every applied event
+ * is announced once, in order per account.
  */
 final class Invariant {
 
     static final Path REPORT = Path.of("target", "fault-suite.txt");
-    private static final String HEADER = String.format("%-18s %7s %8s %8s %10s %11s %8s %5s %7s %8s",
-            "scenario", "sent", "distinct", "applied", "duplicates", "redelivered", "dead", "lost", "twice", "seconds");
+    private static final String HEADER = String.format("%-18s %7s %8s %8s %10s %11s %8s %5s %7s %9s %8s",
+            "scenario", "sent", "distinct", "applied", "duplicates", "redelivered", "dead", "lost", "twice", "announced",
+            "seconds");
 
     /**
      * One row of the suite's summary. {@code duplicatesAbsorbed} and {@code redelivered}: as the instances counted
@@ -45,11 +51,11 @@ final class Invariant {
      * {@code twice}: accounts whose balance exceeds the sum of their events.
      */
     record Summary(String scenario, int sent, int distinct, long applied, long duplicatesAbsorbed, long redelivered,
-            long deadLettered, long lost, long twice, double seconds) {
+            long deadLettered, long lost, long twice, long announced, double seconds) {
 
         String row() {
-            return String.format("%-18s %7d %8d %8d %10d %11d %8d %5d %7d %8.1f", scenario, sent, distinct, applied,
-                    duplicatesAbsorbed, redelivered, deadLettered, lost, twice, seconds);
+            return String.format("%-18s %7d %8d %8d %10d %11d %8d %5d %7d %9d %8.1f", scenario, sent, distinct, applied,
+                    duplicatesAbsorbed, redelivered, deadLettered, lost, twice, announced, seconds);
         }
     }
 
@@ -79,8 +85,10 @@ final class Invariant {
         Settings settings = stack.settings();
         String queue = settings.get("PAYMENTS_QUEUE");
         try {
+            // The relay too has finished: it stops with the consumers.
             await().atMost(timeout).pollInterval(Duration.ofSeconds(1)).ignoreExceptions().until(() ->
-                    stack.messageCount(queue) == 0 && applied(settings, workload) == workload.distinct().size());
+                    stack.messageCount(queue) == 0 && applied(settings, workload) == workload.distinct().size()
+                            && unsent(settings) == 0);
         } catch (ConditionTimeoutException e) {
             // Not yet a verdict: the checks below say what is missing.
         }
@@ -106,10 +114,15 @@ final class Invariant {
         int unexpectedConflicts = drain(settings, settings.get("CONFLICTS_QUEUE"), conflicts);
         Map<UUID, String> quarantined = new HashMap<>();
         int unexpectedQuarantined = drain(settings, settings.get("QUARANTINE_QUEUE"), quarantined);
+        long unsent = unsent(settings);
+        List<AnnouncementSubscriber.Received> announced;
+        try (AnnouncementSubscriber subscriber = new AnnouncementSubscriber(settings)) {
+            announced = subscriber.receiveUntilQuiet(Duration.ofSeconds(3));
+        }
 
         Summary summary = new Summary(scenario, workload.items().size(), workload.distinct().size(), applied,
                 duplicates, redelivered, dead.size() + unexpectedDead, workload.distinct().size() - applied, twice,
-                seconds);
+                announced.size(), seconds);
         report(summary);
 
         assertThat(summary.lost()).as("events lost").isZero();
@@ -126,6 +139,14 @@ final class Invariant {
             assertThat(duplicates).as("every built-in copy absorbed as a duplicate, counted by the instances")
                     .isGreaterThanOrEqualTo(workload.validMessages() - workload.distinct().size());
         }
+        // The announcements: every event applied since the last check, once each, in order per account, and the last
+        // of each account carrying its balance.
+        assertThat(unsent).as("announcements left unsent").isZero();
+        assertThat(AnnouncementSubscriber.violations(announced)).as("what a subscriber relies on").isEmpty();
+        assertThat(announced.stream().map(AnnouncementSubscriber.Received::eventId).collect(Collectors.toSet()))
+                .as("announced: the events applied, no other").isEqualTo(Set.copyOf(latest.distinctIds()));
+        AnnouncementSubscriber.lastPerAccount(announced).forEach((account, last) -> assertThat(last.balanceCents())
+                .as("the last announcement of %s carries its balance", account).isEqualTo(balances.get(account)));
         Map<UUID, String> expectedDead = new HashMap<>();
         latest.poison().forEach((probe, kind) -> expectedDead.put(probe, kind.reason().name()));
         assertThat(dead).as("the dead-letter queue holds exactly the poison sent, each with its reason")
@@ -141,6 +162,14 @@ final class Invariant {
                 row.next();
                 return row.getLong(1);
             }
+        }
+    }
+
+    private static long unsent(Settings settings) throws SQLException {
+        try (var db = Database.connect(settings); PreparedStatement query = db.prepareStatement(
+                "SELECT count(*) FROM payment_announcements WHERE sent_at IS NULL"); ResultSet row = query.executeQuery()) {
+            row.next();
+            return row.getLong(1);
         }
     }
 

@@ -1,6 +1,7 @@
 package org.idempotent.stack;
 
 import jakarta.json.Json;
+import jakarta.json.JsonArray;
 import jakarta.json.JsonObject;
 import jakarta.json.JsonObjectBuilder;
 import java.io.IOException;
@@ -68,6 +69,11 @@ public final class AdminClient {
     /** Parses a JSON object answer. */
     public static JsonObject json(HttpResponse<String> response) {
         return Json.createReader(new StringReader(response.body())).readObject();
+    }
+
+    /** Parses a JSON array answer. */
+    public static JsonArray array(HttpResponse<String> response) {
+        return Json.createReader(new StringReader(response.body())).readArray();
     }
 
     /** POST that must answer 200 with a JSON object. */

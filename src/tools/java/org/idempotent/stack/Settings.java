@@ -59,6 +59,8 @@ public final class Settings {
         DEFAULTS.put("RETENTION_SCHEDULE", "minute=*/15;hour=*");
         DEFAULTS.put("BROKER_MAX_DELIVERY_ATTEMPTS", "20");
         DEFAULTS.put("BROKER_MAX_REDELIVERY_DELAY_SECONDS", "300");
+        DEFAULTS.put("ANNOUNCEMENT_ADDRESS", "payments.applied");
+        DEFAULTS.put("ANNOUNCEMENT_RETENTION_DAYS", "7");
         DEFAULTS.put("DLQ_REPLAY_DAYS", "7");
         // The run command and the tests are development: their passwords are the defaults above.
         DEFAULTS.put("PAYMENTS_DEVELOPMENT", "true");

@@ -29,16 +29,29 @@ public class PaymentProcessor {
 
     /**
      * Creates the account with its first payment, or adds to it unless this very event was the last one applied to
-     * it. {@code IS DISTINCT FROM}, not {@code !=}: the latter is never true while last_event_id is NULL.
+     * it, and in the same statement writes the payment's announcement to the outbox (payment_announcements) with the
+     * new balance and the account's next sequence number: a payment not applied writes none, and no announcement
+     * outlives a rollback. One statement, so the outbox costs no round trip. {@code IS DISTINCT FROM}, not {@code
+     * !=}: the latter is never true while last_event_id is NULL. clock_timestamp(): the latest time before the commit.
      */
     public static final String GUARDED_UPSERT = """
-            INSERT INTO accounts (id, balance_cents, last_event_id, updated_at)
-            VALUES (?1, ?2, ?3, now())
-            ON CONFLICT (id) DO UPDATE
-               SET balance_cents = accounts.balance_cents + EXCLUDED.balance_cents,
-                   last_event_id = EXCLUDED.last_event_id,
-                   updated_at = EXCLUDED.updated_at
-             WHERE accounts.last_event_id IS DISTINCT FROM EXCLUDED.last_event_id""";
+            WITH payment (account_id, amount_cents, event_id) AS (
+                VALUES (CAST(?1 AS text), CAST(?2 AS bigint), CAST(?3 AS uuid))),
+            applied AS (
+                INSERT INTO accounts (id, balance_cents, last_event_id, updated_at, sequence)
+                SELECT account_id, amount_cents, event_id, now(), 1 FROM payment
+                ON CONFLICT (id) DO UPDATE
+                   SET balance_cents = accounts.balance_cents + EXCLUDED.balance_cents,
+                       last_event_id = EXCLUDED.last_event_id,
+                       updated_at = EXCLUDED.updated_at,
+                       sequence = accounts.sequence + 1
+                 WHERE accounts.last_event_id IS DISTINCT FROM EXCLUDED.last_event_id
+                RETURNING id, balance_cents, sequence)
+            INSERT INTO payment_announcements (event_id, account_id, amount_cents, balance_cents, account_sequence,
+                                               applied_at)
+            SELECT payment.event_id, applied.id, payment.amount_cents, applied.balance_cents, applied.sequence,
+                   clock_timestamp()
+              FROM applied, payment""";
 
     @PersistenceContext
     EntityManager em;

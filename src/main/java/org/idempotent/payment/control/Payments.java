@@ -2,6 +2,7 @@ package org.idempotent.payment.control;
 
 import jakarta.ejb.EJB;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Event;
 import jakarta.inject.Inject;
 import java.time.Duration;
 import java.time.Instant;
@@ -9,6 +10,7 @@ import java.util.HexFormat;
 import java.util.Map;
 import java.util.Optional;
 import org.idempotent.payment.entity.Outcome;
+import org.idempotent.payment.entity.PaymentApplied;
 import org.idempotent.payment.entity.PaymentEvent;
 import org.idempotent.payment.entity.ProcessedEvent;
 import org.idempotent.payment.entity.RejectedMessage;
@@ -43,6 +45,9 @@ public class Payments {
     @Inject
     PaymentMetrics metrics;
 
+    @Inject
+    Event<PaymentApplied> applied;
+
     /**
      * @param firstSent when the message was first sent (see {@link DedupHorizon}); null if unknown
      * @throws RejectedMessage if the database refuses the event on every attempt (permanent: dead-letter it)
@@ -62,6 +67,10 @@ public class Payments {
                 }
             }
             Outcome outcome = processor.apply(event);
+            if (outcome == Outcome.APPLIED) {
+                // Committed: the relay may publish the announcement now.
+                applied.fire(new PaymentApplied(event.eventId(), event.accountId()));
+            }
             if (outcome != Outcome.DUPLICATE) {
                 return new Consumed.Done(outcome);
             }

@@ -1,0 +1,109 @@
+package org.idempotent.announcement.boundary;
+
+import jakarta.annotation.security.RolesAllowed;
+import jakarta.ejb.EJB;
+import jakarta.inject.Inject;
+import jakarta.ws.rs.BadRequestException;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.Response.Status;
+import jakarta.ws.rs.core.SecurityContext;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.idempotent.announcement.control.Announcements;
+import org.idempotent.announcement.control.Relay;
+import org.idempotent.announcement.entity.Announcement;
+import org.idempotent.operations.boundary.AdminApi;
+import org.idempotent.payment.control.PaymentEvents;
+
+/**
+ * For an administrator: the announcement state of an event ({@code GET /api/admin/announcements/events/{eventId}}),
+ * and re-announcement of an account's payments from a sequence number on, for a downstream service that lost what it
+ * had received ({@code POST /api/admin/announcements/accounts/{accountId}/reannounce?fromSequence=n}).
+ */
+@Path("admin/announcements")
+@RolesAllowed(AdminApi.ROLE)
+@Produces(MediaType.APPLICATION_JSON)
+public class AnnouncementsResource {
+
+    private static final Logger LOG = Logger.getLogger(AnnouncementsResource.class.getName());
+
+    /** One announcement; sentAt null while UNSENT. */
+    public record AnnouncementState(UUID eventId, String accountId, long sequence, long amountCents,
+            long balanceCents, Instant appliedAt, Announcement.State state, Instant sentAt, int sendAttempts,
+            int generation) {
+
+        static AnnouncementState of(Announcement a) {
+            return new AnnouncementState(a.eventId(), a.accountId(), a.sequence(), a.amountCents(), a.balanceCents(),
+                    a.appliedAt(), a.state(), a.sentAt(), a.sendAttempts(), a.generation());
+        }
+    }
+
+    @EJB
+    Announcements announcements;
+
+    @Inject
+    Relay relay;
+
+    /** 200 with the event's announcements; 404 if it has none (not applied, or purged after its window). */
+    @GET
+    @Path("events/{eventId}")
+    public Response ofEvent(@PathParam("eventId") String eventId) {
+        if (!PaymentEvents.isCanonicalUuid(eventId)) {
+            throw badRequest("not an event ID (a UUID in 8-4-4-4-12 form): " + eventId);
+        }
+        List<AnnouncementState> found = announcements.ofEvent(UUID.fromString(eventId)).stream()
+                .map(AnnouncementState::of).toList();
+        if (found.isEmpty()) {
+            return Response.status(Status.NOT_FOUND).entity(Map.of("error", "no announcement of event " + eventId
+                    + " in the outbox: it was not applied, or it was sent and purged after "
+                    + Relay.RETENTION_DAYS)).build();
+        }
+        return Response.ok(found).build();
+    }
+
+    /**
+     * Publishes the account's announcements again, in order, from {@code fromSequence} on, as new messages (the
+     * broker does not drop them as resends); 409 if some of them were already purged.
+     */
+    @POST
+    @Path("accounts/{accountId}/reannounce")
+    public Response reannounce(@PathParam("accountId") String accountId, @QueryParam("fromSequence") Long fromSequence,
+            @Context SecurityContext caller) {
+        if (fromSequence == null || fromSequence < 1) {
+            throw badRequest("a first sequence number (?fromSequence=n, n >= 1) is required");
+        }
+        Long oldest = announcements.oldestRetained(accountId);
+        if (oldest == null) {
+            return Response.status(Status.NOT_FOUND).entity(Map.of("error", "account " + accountId
+                    + " has no announcement in the outbox")).build();
+        }
+        if (fromSequence < oldest) {
+            return Response.status(Status.CONFLICT).entity(Map.of("error", "announcements of account " + accountId
+                    + " before sequence " + oldest + " were purged (" + Relay.RETENTION_DAYS
+                    + "); re-announce from " + oldest + " or later", "oldestRetained", oldest)).build();
+        }
+        int rows = announcements.reannounce(accountId, fromSequence);
+        relay.wake();
+        LOG.log(Level.INFO, "{0} re-announced {1} payments of account {2} from sequence {3}",
+                new Object[] {caller.getUserPrincipal().getName(), rows, accountId, fromSequence});
+        return Response.ok(Map.of("accountId", accountId, "fromSequence", fromSequence, "reannounced",
+                rows)).build();
+    }
+
+    private static BadRequestException badRequest(String message) {
+        return new BadRequestException(Response.status(Status.BAD_REQUEST)
+                .type(MediaType.APPLICATION_JSON).entity(Map.of("error", message)).build());
+    }
+}

@@ -1,0 +1,196 @@
+package org.idempotent.announcement;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import jakarta.jms.JMSException;
+import jakarta.json.JsonObject;
+import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.idempotent.loadgen.PaymentProducer;
+import org.idempotent.stack.AdminClient;
+import org.idempotent.stack.AnnouncementSubscriber;
+import org.idempotent.stack.AnnouncementSubscriber.Received;
+import org.idempotent.stack.Build;
+import org.idempotent.stack.Database;
+import org.idempotent.stack.FreePort;
+import org.idempotent.stack.InstanceMetrics;
+import org.idempotent.stack.Ledger;
+import org.idempotent.stack.PayaraMicroProcess;
+import org.idempotent.stack.Settings;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The outbox as a downstream service meets it: a subscriber on the announcement address's durable queue, compared
+ * with the ledger. Announcements of other tests on the shared broker are told apart by account.
+ */
+class AnnouncementIT {
+
+    private static final Duration PATIENCE = Duration.ofSeconds(60);
+    private static final Duration QUIET = Duration.ofSeconds(3);
+
+    private static Settings settings;
+    private static PayaraMicroProcess micro;
+    private static Ledger ledger;
+    private static AdminClient admin;
+    private static AnnouncementSubscriber subscriber;
+
+    @BeforeAll
+    static void startConsumer() throws JMSException {
+        settings = Settings.fromEnvironment()
+                .with("PAYMENTS_QUEUE", "it.announce")
+                .with("HTTP_PORT", String.valueOf(FreePort.find()));
+        subscriber = new AnnouncementSubscriber(settings);
+        micro = PayaraMicroProcess.start("announce-it", settings, Build.WAR, false).awaitReady(Duration.ofMinutes(3));
+        ledger = new Ledger(settings);
+        admin = AdminClient.as(micro, settings.get("ADMIN_USER"), settings.get("ADMIN_PASSWORD"));
+    }
+
+    @AfterAll
+    static void stop() throws JMSException {
+        if (micro != null) {
+            micro.close();
+        }
+        if (subscriber != null) {
+            subscriber.close();
+        }
+    }
+
+    @Test
+    void everyAppliedEventIsAnnouncedOnceInOrderAndNothingElseIs() throws Exception {
+        String prefix = "ann-" + UUID.randomUUID().toString().substring(0, 8) + "-";
+        List<UUID> applied = new ArrayList<>();
+        UUID conflicting = UUID.randomUUID();
+        try (PaymentProducer producer = new PaymentProducer(settings, settings.get("PAYMENTS_QUEUE"))) {
+            for (int i = 0; i < 60; i++) {
+                UUID eventId = UUID.randomUUID();
+                String body = PaymentProducer.json(eventId, prefix + (i % 3), 100 + i);
+                producer.sendText(body);
+                producer.sendText(body); // a duplicate: no second announcement
+                applied.add(eventId);
+            }
+            producer.sendText(PaymentProducer.json(conflicting, prefix + "c", 5));
+            applied.add(conflicting);
+            producer.sendText(PaymentProducer.json(conflicting, prefix + "c", 6)); // a conflict: moved aside, unannounced
+            producer.sendText("{\"eventId\": \"not a uuid\"}"); // rejected: unannounced
+        }
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.processedCount(applied)).isEqualTo(61));
+
+        List<Received> mine = receiveFor(prefix, 61);
+
+        assertThat(mine).extracting(Received::eventId).containsExactlyInAnyOrderElementsOf(applied);
+        assertThat(AnnouncementSubscriber.violations(mine)).isEmpty();
+        AnnouncementSubscriber.lastPerAccount(mine).forEach((account, last) ->
+                assertThat(last.balanceCents()).as(account).isEqualTo(ledger.balance(account)));
+        assertThat(AnnouncementSubscriber.lastPerAccount(mine).get(prefix + "0").sequence()).isEqualTo(20);
+
+        HttpResponse<String> state = admin.get("/admin/announcements/events/" + applied.get(0));
+        assertThat(state.statusCode()).isEqualTo(200);
+        JsonObject first = AdminClient.array(state).getJsonObject(0);
+        assertThat(first.getString("state")).isEqualTo("SENT");
+        assertThat(first.getJsonNumber("sequence").longValue()).isEqualTo(1);
+        assertThat(admin.get("/admin/announcements/events/" + UUID.randomUUID()).statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void reannouncementPublishesTheAccountAgainInOrderFromTheGivenSequence() throws Exception {
+        String account = "reann-" + UUID.randomUUID().toString().substring(0, 8);
+        applyPayments(account, 5);
+        List<Received> first = receiveFor(account, 5);
+        assertThat(first).extracting(Received::sequence).containsExactly(1L, 2L, 3L, 4L, 5L);
+
+        HttpResponse<String> answer = admin.post("/admin/announcements/accounts/" + account + "/reannounce?fromSequence=3");
+
+        assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+        assertThat(AdminClient.json(answer).getInt("reannounced")).isEqualTo(3);
+        List<Received> again = receiveFor(account, 3);
+        assertThat(again).extracting(Received::sequence).containsExactly(3L, 4L, 5L);
+        assertThat(again).extracting(Received::eventId)
+                .containsExactlyElementsOf(first.subList(2, 5).stream().map(Received::eventId).toList());
+        assertThat(again).extracting(Received::balanceCents)
+                .containsExactlyElementsOf(first.subList(2, 5).stream().map(Received::balanceCents).toList());
+        assertThat(admin.post("/admin/announcements/accounts/" + account + "/reannounce").statusCode()).isEqualTo(400);
+        assertThat(admin.post("/admin/announcements/accounts/nobody-" + account + "/reannounce?fromSequence=1")
+                .statusCode()).isEqualTo(404);
+    }
+
+    /**
+     * What a relay that died between sending a batch and marking it leaves: rows sent but unmarked. Together with new
+     * rows of the same account in one batch: the broker rolls back a transacted batch holding a duplicate, and the
+     * relay must neither loop on it nor lose the new rows with it.
+     */
+    @Test
+    void aBatchHoldingResendsIsNotRepeatedForEverAndTheNewRowsInItArePublishedOnce() throws Exception {
+        String account = "resend-" + UUID.randomUUID().toString().substring(0, 8);
+        applyPayments(account, 4);
+        assertThat(receiveFor(account, 4)).hasSize(4);
+        InstanceMetrics metrics = new InstanceMetrics(micro);
+        double republished = metrics.gauge("announcement_republished_total");
+
+        // One statement: the relay sees the four unmarked rows and the two new ones in the same pass.
+        try (Connection db = Database.connect(settings); PreparedStatement unmark = db.prepareStatement("""
+                WITH unmarked AS (UPDATE payment_announcements SET sent_at = NULL WHERE account_id = ? RETURNING id)
+                SELECT count(*) FROM unmarked""")) {
+            unmark.setString(1, account);
+            try (ResultSet rows = unmark.executeQuery()) {
+                rows.next();
+                assertThat(rows.getLong(1)).isEqualTo(4);
+            }
+        }
+        List<UUID> later = applyPayments(account, 2);
+
+        List<Received> received = receiveFor(account, 2);
+        assertThat(received).extracting(Received::eventId).containsExactlyInAnyOrderElementsOf(later);
+        assertThat(received).extracting(Received::sequence).containsExactly(5L, 6L);
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(unsent(account)).isZero());
+        assertThat(metrics.gauge("announcement_republished_total")).isGreaterThanOrEqualTo(republished + 4);
+    }
+
+    private static List<UUID> applyPayments(String account, int count) throws JMSException {
+        List<UUID> events = new ArrayList<>();
+        try (PaymentProducer producer = new PaymentProducer(settings, settings.get("PAYMENTS_QUEUE"))) {
+            for (int i = 0; i < count; i++) {
+                UUID eventId = UUID.randomUUID();
+                producer.sendText(PaymentProducer.json(eventId, account, 10 + i));
+                events.add(eventId);
+            }
+        }
+        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.processedCount(events)).isEqualTo(count));
+        return events;
+    }
+
+    /** This test's announcements, waiting for {@code count} and then for the queue to stay quiet (none more). */
+    private static List<Received> receiveFor(String accountPrefix, int count) throws JMSException {
+        List<Received> mine = new ArrayList<>();
+        long deadline = System.nanoTime() + PATIENCE.toNanos();
+        while (mine.size() < count && System.nanoTime() < deadline) {
+            for (Received r : subscriber.receiveUntilQuiet(QUIET)) {
+                if (r.accountId().startsWith(accountPrefix)) {
+                    mine.add(r);
+                }
+            }
+        }
+        assertThat(mine).as("announcements of " + accountPrefix).hasSize(count);
+        return mine;
+    }
+
+    private static long unsent(String account) throws SQLException {
+        try (Connection db = Database.connect(settings); PreparedStatement query = db.prepareStatement(
+                "SELECT count(*) FROM payment_announcements WHERE account_id = ? AND sent_at IS NULL")) {
+            query.setString(1, account);
+            try (ResultSet row = query.executeQuery()) {
+                row.next();
+                return row.getLong(1);
+            }
+        }
+    }
+}
