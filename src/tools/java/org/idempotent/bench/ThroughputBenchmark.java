@@ -58,6 +58,10 @@ import org.jboss.shrinkwrap.api.spec.WebArchive;
  *   <li>product: the full path at each concurrency (CONSUMER_MAX_SESSIONS);
  *   <li>dedup off: the full path without the processed_events insert ({@link BenchShortcut} on
  *       PaymentProcessor.apply), at the product's best concurrency;
+ *   <li>outbox off: the full path without the announcement ({@link OutboxOff} on PaymentProcessor.apply), at the
+ *       product's best concurrency; the product's own runs are timed until its relay has published everything too;
+ *   <li>announcement latency: at the product's best concurrency, the message set sent at half its warm rate, and the
+ *       time from each payment's commit to its announcement's arrival at a subscriber ({@link AnnouncementClock});
  *   <li>cost growth: the product at its best concurrency with 10,000,000 rows already in processed_events, once with
  *       random (v4) and once with time-ordered (v7) event IDs.
  * </ul>
@@ -88,6 +92,8 @@ public final class ThroughputBenchmark {
     private final Messages v4;
     private final List<Result> results = new ArrayList<>();
     private BrokerProcess broker;
+    private AnnouncementClock announcements;
+    private String announcementLatency;
     /** The measured window of the profiled run. */
     private Instant profiledFrom;
     private Instant profiledTo;
@@ -124,6 +130,7 @@ public final class ThroughputBenchmark {
         Commands.deleteRecursively(brokerDir);
         broker = BrokerProcess.startWithJmx(settings.with("STACK_DIR", brokerDir.toString()), false, FreePort.find());
         try {
+            announcements = new AnnouncementClock(settings);
             warmBroker(v4);
             if (runs("db")) {
                 for (int n : concurrency) {
@@ -131,7 +138,7 @@ public final class ThroughputBenchmark {
                 }
             }
             if (runs("container")) {
-                Path shortcutWar = benchWar("PaymentConsumer", "onMessage");
+                Path shortcutWar = benchWar(BenchShortcut.class, "PaymentConsumer", "onMessage");
                 for (int n : concurrency) {
                     results.addAll(container("container ceiling", n, shortcutWar, v4, false));
                 }
@@ -141,7 +148,8 @@ public final class ThroughputBenchmark {
             }
             int best = best("product").concurrency();
             if (runs("dedup-off")) {
-                results.addAll(container("dedup off", best, benchWar("PaymentProcessor", "apply"), v4, false));
+                results.addAll(container("dedup off", best, benchWar(BenchShortcut.class, "PaymentProcessor", "apply"), v4,
+                        false));
             }
             if (runs("big")) {
                 long rows = Long.parseLong(options.getOrDefault("big-rows", "10000000"));
@@ -150,7 +158,15 @@ public final class ThroughputBenchmark {
                         "0.2")), v4.expected().size(), Long.parseLong(options.getOrDefault("seed", "42")), true);
                 results.addAll(container("product, 10M rows, v7 IDs", best, Build.WAR, v7, true, rows));
             }
+            if (runs("outbox-off")) {
+                results.addAll(container("outbox off", best, benchWar(OutboxOff.class, "PaymentProcessor", "apply"), v4,
+                        false));
+            }
+            if (runs("latency")) {
+                announcementLatency = paced(best, best("product").rate() / 2);
+            }
         } finally {
+            announcements.close();
             broker.stop(Duration.ofSeconds(30));
         }
         report();
@@ -254,6 +270,7 @@ public final class ThroughputBenchmark {
             prefill(bigRows);
         }
         preload(messages);
+        announcements.reset(); // what an earlier variant's run left arriving
         Settings instance = settings.with("CONSUMER_MAX_SESSIONS", String.valueOf(sessions));
         List<String> jvm = new ArrayList<>();
         if (options.containsKey("payara-jvm")) {
@@ -271,7 +288,7 @@ public final class ThroughputBenchmark {
             Result cold = drain(variant + COLD, sessions, messages, micro, false);
             broker.pause(queue);
             try (Connection db = Database.connect(settings); Statement sql = db.createStatement()) {
-                sql.execute("TRUNCATE accounts");
+                sql.execute("TRUNCATE accounts, payment_announcements");
                 try (PreparedStatement delete = db.prepareStatement(
                         "DELETE FROM processed_events WHERE processed_at >= ?")) {
                     delete.setObject(1, coldStart.atOffset(ZoneOffset.UTC));
@@ -302,7 +319,7 @@ public final class ThroughputBenchmark {
                     profiledFrom = Instant.now();
                 }
             }
-            if (waiting == 0) {
+            if (waiting == 0 && (!announces(variant) || unsent() == 0)) {
                 last = now;
                 printCpu(cpuAtFirst, cpu(micro), total);
                 if (profiled) {
@@ -316,7 +333,11 @@ public final class ThroughputBenchmark {
             Thread.sleep(20);
         }
         String check;
-        if (variant.startsWith("container ceiling")) {
+        if (announces(variant)) {
+            long announced = awaitAnnouncements(messages.distinctCount());
+            check = checkBalances(messages) + (announced == messages.distinctCount() ? ", each announced once"
+                    : ", WRONG: " + announced + " announced of " + messages.distinctCount());
+        } else if (variant.startsWith("container ceiling")) {
             check = accounts() == 0 ? "no database effect" : "WRONG: database touched";
         } else if (variant.startsWith("dedup off")) {
             check = "not checked: without dedup duplicates are applied twice";
@@ -324,6 +345,74 @@ public final class ThroughputBenchmark {
             check = checkBalances(messages);
         }
         return print(new Result(variant, sessions, (int) total, (last - first) / 1e9, check));
+    }
+
+    /** The product's own runs: their time includes the relay's, and every applied event must be announced. */
+    private static boolean announces(String variant) {
+        return variant.startsWith("product");
+    }
+
+    private long unsent() throws SQLException {
+        try (Connection db = Database.connect(settings);
+                PreparedStatement query = db.prepareStatement(
+                        "SELECT count(*) FROM payment_announcements WHERE sent_at IS NULL");
+                ResultSet row = query.executeQuery()) {
+            row.next();
+            return row.getLong(1);
+        }
+    }
+
+    /** Announcements that arrived since the last reset, once {@code expected} have or nothing more comes. */
+    private long awaitAnnouncements(long expected) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (announcements.received() < expected && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        Thread.sleep(500); // anything beyond the expected count would be a copy
+        return announcements.reset();
+    }
+
+    /**
+     * The message set sent at {@code rate} messages a second to a warm instance (after one unmeasured pass over the
+     * same set), and each announcement's time from commit to arrival.
+     */
+    private String paced(int sessions, double rate) throws Exception {
+        freshSchema();
+        preload(v4);
+        try (PayaraMicroProcess micro = PayaraMicroProcess.start("bench-paced", settings.with("CONSUMER_MAX_SESSIONS",
+                String.valueOf(sessions)), Build.WAR, false)) {
+            drain("product, paced warm-up" + COLD, sessions, v4, micro, false);
+            try (Connection db = Database.connect(settings); Statement sql = db.createStatement()) {
+                sql.execute("TRUNCATE accounts, payment_announcements, processed_events");
+            }
+            announcements.reset();
+            List<Messages.Event> all = v4.all();
+            long start = System.nanoTime();
+            try (PaymentProducer producer = new PaymentProducer(settings, settings.get("PAYMENTS_QUEUE"))) {
+                for (int i = 0; i < all.size(); i++) {
+                    long due = start + (long) (i * 1e9 / rate);
+                    while (System.nanoTime() < due) {
+                        java.util.concurrent.locks.LockSupport.parkNanos(due - System.nanoTime());
+                    }
+                    Messages.Event e = all.get(i);
+                    producer.sendText(PaymentProducer.json(e.id(), e.account(), e.amountCents()));
+                }
+            }
+            double offered = all.size() / ((System.nanoTime() - start) / 1e9);
+            long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
+            while ((broker.messageCount(settings.get("PAYMENTS_QUEUE")) > 0 || unsent() > 0)
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            while (announcements.received() < v4.distinctCount() && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            String line = String.format(Locale.ROOT, "commit -> announcement at %.0f msg/s offered (half the warm rate"
+                    + " %.0f at N=%d): %s; %s", offered, rate * 2, sessions, announcements.percentiles(),
+                    checkBalances(v4));
+            System.out.println("  " + line);
+            return line;
+        }
     }
 
     /** CPU milliseconds so far of Payara, the broker and PostgreSQL. */
@@ -337,9 +426,9 @@ public final class ThroughputBenchmark {
                 (to[0] - from[0]) / messages, (to[1] - from[1]) / messages, (to[2] - from[2]) / messages);
     }
 
-    /** A copy of the product WAR with {@link BenchShortcut} bound to one method of one bean. */
-    private Path benchWar(String ejb, String method) {
-        Path war = settings.stackDir().resolve("bench-" + ejb + ".war");
+    /** A copy of the product WAR with a benchmark interceptor bound to one method of one bean. */
+    private Path benchWar(Class<?> interceptor, String ejb, String method) {
+        Path war = settings.stackDir().resolve("bench-" + interceptor.getSimpleName() + "-" + ejb + ".war");
         String ejbJar = """
                 <ejb-jar xmlns="https://jakarta.ee/xml/ns/jakartaee" version="4.0">
                     <interceptors><interceptor><interceptor-class>%1$s</interceptor-class></interceptor></interceptors>
@@ -350,9 +439,9 @@ public final class ThroughputBenchmark {
                             <method><method-name>%3$s</method-name></method>
                         </interceptor-binding>
                     </assembly-descriptor>
-                </ejb-jar>""".formatted(BenchShortcut.class.getName(), ejb, method);
+                </ejb-jar>""".formatted(interceptor.getName(), ejb, method);
         ShrinkWrap.createFromZipFile(WebArchive.class, Build.WAR.toFile())
-                .addClass(BenchShortcut.class)
+                .addClass(interceptor)
                 .addAsWebInfResource(new StringAsset(ejbJar), "ejb-jar.xml")
                 .as(ZipExporter.class)
                 .exportTo(war.toFile(), true);
@@ -446,6 +535,9 @@ public final class ThroughputBenchmark {
         Files.writeString(OUT.resolve("throughput.csv"), csv);
         printRatios("warm: the second pass, what a running consumer does", "");
         printRatios("cold start: the first pass, JIT compilation included", COLD);
+        if (announcementLatency != null) {
+            System.out.println("\nAnnouncements: " + announcementLatency);
+        }
         Chart.write(results, OUT.resolve("throughput.png"));
         if (profiledFrom != null && Files.exists(OUT.resolve("product.jfr"))) {
             Profile.summarize(OUT.resolve("product.jfr"), profiledFrom, profiledTo);
@@ -471,6 +563,9 @@ public final class ThroughputBenchmark {
         results.stream().filter(r -> r.variant().equals("dedup off" + suffix)).findFirst().ifPresent(off ->
                 ratios.put("dedup on / dedup off", new double[] {
                     rateAt("product" + suffix, off.concurrency()) / off.rate(), 0.85}));
+        results.stream().filter(r -> r.variant().equals("outbox off" + suffix)).findFirst().ifPresent(off ->
+                ratios.put("outbox on / outbox off", new double[] {
+                    rateAt("product" + suffix, off.concurrency()) / off.rate(), 0.85}));
         for (String ids : List.of("v4", "v7")) {
             results.stream().filter(r -> r.variant().equals("product, 10M rows, " + ids + " IDs" + suffix)).forEach(big ->
                     ratios.put("10M rows, " + ids + " IDs / empty", new double[] {
@@ -491,7 +586,7 @@ public final class ThroughputBenchmark {
                 .findFirst().orElseThrow().rate();
     }
 
-    /** --only db,container,dedup-off,big limits the run to the product and these; --skip-big drops the 10M rows. */
+    /** --only db,container,dedup-off,outbox-off,latency,big limits the run to the product and these; --skip-big drops the 10M rows. */
     private boolean runs(String part) {
         if (part.equals("big") && options.containsKey("skip-big")) {
             return false;
@@ -508,7 +603,7 @@ public final class ThroughputBenchmark {
         for (int i = 0; i < args.length; i++) {
             if (!args[i].startsWith("--")) {
                 throw new IllegalArgumentException("usage: --messages N --duplicates F --accounts N --seed N "
-                        + "--concurrency 1,2,4,8,16 --big-rows N --skip-big --only db,container,dedup-off,big --jfr N "
+                        + "--concurrency 1,2,4,8,16 --big-rows N --skip-big --only db,container,dedup-off,outbox-off,latency,big --jfr N "
                         + "--payara-jvm \"-XX:... -XX:...\"");
             }
             options.put(args[i].substring(2), i + 1 < args.length && !args[i + 1].startsWith("--") ? args[++i] : "true");

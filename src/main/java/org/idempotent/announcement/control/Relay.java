@@ -101,6 +101,8 @@ public class Relay {
     private final AtomicBoolean running = new AtomicBoolean();
     private final AtomicBoolean retryScheduled = new AtomicBoolean();
     private volatile boolean failing;
+    /** System.nanoTime() before which no pass starts: the back-off after a failed pass or a busy lock. */
+    private volatile long resumeAt = System.nanoTime();
     private Counter published;
     private Counter republished;
 
@@ -116,35 +118,51 @@ public class Relay {
         wake();
     }
 
-    /** Starts a pass soon, unless one is running, in which case it makes that one go round again. Never blocks. */
+    /**
+     * Starts a pass soon, unless one is running (it then goes round again) or the relay is backing off after a failed
+     * pass or a busy lock (the retry then takes this wake with it). Never blocks.
+     */
     public void wake() {
         pending.set(true);
-        if (running.compareAndSet(false, true)) {
+        if (System.nanoTime() - resumeAt >= 0 && running.compareAndSet(false, true)) {
             executor.submit(this::run);
         }
     }
 
     private void run() {
+        Pass pass = Pass.DONE;
         try {
-            while (pending.getAndSet(false)) {
-                drain();
+            while (pass == Pass.DONE && pending.getAndSet(false)) {
+                pass = drain();
             }
         } finally {
             running.set(false);
         }
-        // A wake that came after the loop's last check but before running was cleared found it still set.
-        if (pending.get() && running.compareAndSet(false, true)) {
-            executor.submit(this::run);
+        switch (pass) {
+            case LOCK_BUSY -> retryIn(LOCK_BUSY_RETRY_MILLIS);
+            case FAILED -> retryIn(RETRY_MILLIS);
+            case DONE -> {
+                // A wake that came after the loop's last check but before running was cleared found it still set.
+                if (pending.get() && running.compareAndSet(false, true)) {
+                    executor.submit(this::run);
+                }
+            }
         }
     }
 
-    private void drain() {
+    /** How a pass ended: everything sent; another instance relaying (ours are in its next pass, or our retry's). */
+    private enum Pass {
+        DONE,
+        LOCK_BUSY,
+        FAILED
+    }
+
+    private Pass drain() {
         schema.awaitMigrated();
         try (Connection db = dataSource.getConnection()) {
             db.setAutoCommit(true);
             if (!tryLock(db, RELAY_LOCK)) {
-                retryIn(LOCK_BUSY_RETRY_MILLIS);
-                return;
+                return Pass.LOCK_BUSY;
             }
             // The classic API: the adapter gives a JMSContext no local transaction outside JTA, a Session it does
             // (AllowLocalTransactions on the pool).
@@ -166,12 +184,13 @@ public class Relay {
                 failing = false;
                 LOG.log(Level.INFO, "Relay resumed: announcements are published again");
             }
+            return Pass.DONE;
         } catch (SQLException | RuntimeException | JMSException e) {
             // Nothing is lost: the rows stay unsent and the next pass takes them again.
             LOG.log(failing ? Level.FINE : Level.WARNING, "Relay pass failed, retrying in {0} ms: {1}",
                     new Object[] {RETRY_MILLIS, e.toString()});
             failing = true;
-            retryIn(RETRY_MILLIS);
+            return Pass.FAILED;
         }
     }
 
@@ -310,11 +329,16 @@ public class Relay {
         }
     }
 
+    /** No pass before {@code millis} from now (wakes meanwhile wait for it); then one, with whatever is pending. */
     private void retryIn(long millis) {
+        resumeAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
         if (retryScheduled.compareAndSet(false, true)) {
             executor.schedule(() -> {
                 retryScheduled.set(false);
-                wake();
+                pending.set(true);
+                if (running.compareAndSet(false, true)) {
+                    executor.submit(this::run);
+                }
             }, millis, TimeUnit.MILLISECONDS);
         }
     }
