@@ -13,7 +13,7 @@ import java.util.UUID;
  * JSON; the event ID, account and sequence are also properties, for selectors and for a subscriber that drops what it
  * has seen without parsing.
  *
- * @param rowId the outbox row's identity; with the generation, the broker's duplicate-detection ID
+ * @param rowId the outbox row's identity: the relay's order, and the row it marks sent
  * @param generation raised by each re-announcement, so that a deliberate copy is not dropped as a duplicate
  * @param sendAttempts publications of this row so far, this one included
  */
@@ -34,9 +34,13 @@ public record AnnouncementMessage(long rowId, UUID eventId, String accountId, lo
         requireNonNull(appliedAt, "appliedAt");
     }
 
-    /** The same on every publication of one row (a resend after a crash is dropped), new for a re-announcement. */
+    /**
+     * The same on every publication of one row (a resend after a crash is dropped), new for a re-announcement. Made of
+     * the event and its sequence, not the row's identity: identities start again in a recreated or restored database,
+     * and the broker would drop every new announcement whose number it still remembers.
+     */
     public String duplicateId() {
-        return "payments.applied:" + rowId + ":" + generation;
+        return "payment-applied:" + eventId + ":" + sequence + ":" + generation;
     }
 
     public boolean republished() {
