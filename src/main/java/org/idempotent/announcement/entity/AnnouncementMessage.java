@@ -35,12 +35,13 @@ public record AnnouncementMessage(long rowId, UUID eventId, String accountId, lo
     }
 
     /**
-     * The same on every publication of one row (a resend after a crash is dropped), new for a re-announcement. Made of
-     * the event and its sequence, not the row's identity: identities start again in a recreated or restored database,
-     * and the broker would drop every new announcement whose number it still remembers.
+     * The same on every publication of one row (a resend after a crash is dropped), new for a re-announcement and for
+     * any other application of the event. Not the row's identity: identities start again in a recreated or restored
+     * database, and the broker would drop new announcements whose number it still remembers. Nor the event and its
+     * sequence alone: an event applied again after a restore may get the same sequence, and is a new announcement.
      */
     public String duplicateId() {
-        return "payment-applied:" + eventId + ":" + sequence + ":" + generation;
+        return "payment-applied:" + eventId + ":" + sequence + ":" + appliedAt + ":" + generation;
     }
 
     public boolean republished() {

@@ -36,6 +36,16 @@ class AnnouncementMessageTest {
         assertThat(afterRestore.duplicateId()).isNotEqualTo(before.duplicateId());
     }
 
+    /** After a restore, or a database rebuilt and the events replayed: the same event and sequence, applied anew. */
+    @Test
+    void theSameEventAppliedAgainLaterIsNotADuplicate() {
+        AnnouncementMessage before = new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1);
+        AnnouncementMessage again = new AnnouncementMessage(3, EVENT, "acct-42", 1250, 98750, 17,
+                APPLIED.plusMillis(86_400_000), 0, 1);
+
+        assertThat(again.duplicateId()).isNotEqualTo(before.duplicateId());
+    }
+
     @Test
     void theBodyIsTheContractsJson() {
         JsonObject body = Json.createReader(new StringReader(
