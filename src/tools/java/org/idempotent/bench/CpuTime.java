@@ -11,10 +11,40 @@ import java.util.stream.Stream;
  */
 final class CpuTime {
 
-    /** Linux reports utime and stime in clock ticks of 10 ms (USER_HZ = 100 on every mainstream kernel). */
-    private static final double MILLIS_PER_TICK = 10;
+    /** Linux reports utime and stime in clock ticks of USER_HZ, read from the system (getconf CLK_TCK). */
+    private static final double MILLIS_PER_TICK = 1000.0 / clockTicksPerSecond();
 
     private CpuTime() {}
+
+    private static long clockTicksPerSecond() {
+        try {
+            Process getconf = new ProcessBuilder("getconf", "CLK_TCK").redirectErrorStream(true).start();
+            String answer = new String(getconf.getInputStream().readAllBytes()).strip();
+            if (getconf.waitFor() != 0) {
+                throw new IllegalStateException("getconf CLK_TCK failed: " + answer);
+            }
+            return Long.parseLong(answer);
+        } catch (IOException e) {
+            throw new IllegalStateException("getconf CLK_TCK", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+
+    /** The process's peak resident set size so far (VmHWM), in MiB. */
+    static double peakRssMib(long pid) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", String.valueOf(pid), "status"))) {
+                if (line.startsWith("VmHWM:")) {
+                    return Long.parseLong(line.replaceAll("\\D", "")) / 1024.0;
+                }
+            }
+            throw new IllegalStateException("no VmHWM for process " + pid);
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
 
     static double ofProcess(long pid) {
         return ticks(Path.of("/proc", String.valueOf(pid), "stat")) * MILLIS_PER_TICK;

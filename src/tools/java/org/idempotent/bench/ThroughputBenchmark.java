@@ -93,6 +93,10 @@ public final class ThroughputBenchmark {
     private final List<Result> results = new ArrayList<>();
     private BrokerProcess broker;
     private AnnouncementClock announcements;
+    private double peakHeapMib;
+    /** JVM options for the next container runs, after --payara-jvm's (the heap sweep). */
+    private List<String> extraJvm = List.of();
+    private double peakRssMib;
     private String announcementLatency;
     /** The measured window of the profiled run. */
     private Instant profiledFrom;
@@ -161,6 +165,13 @@ public final class ThroughputBenchmark {
             if (runs("outbox-off")) {
                 results.addAll(container("outbox off", best, benchWar(OutboxOff.class, "PaymentProcessor", "apply"), v4,
                         false));
+            }
+            if (options.containsKey("heaps")) {
+                for (String heap : options.get("heaps").split(",")) {
+                    extraJvm = List.of("-Xmx" + heap);
+                    results.addAll(container("product, -Xmx" + heap, best, Build.WAR, v4, false));
+                }
+                extraJvm = List.of();
             }
             if (runs("latency")) {
                 announcementLatency = paced(best, best("product").rate() / 2);
@@ -276,6 +287,7 @@ public final class ThroughputBenchmark {
         if (options.containsKey("payara-jvm")) {
             jvm.addAll(List.of(options.get("payara-jvm").split(" ")));
         }
+        jvm.addAll(extraJvm);
         boolean profiled = options.containsKey("jfr") && variant.equals("product") && sessions == intOption("jfr", 8);
         if (profiled) {
             jvm.add("-XX:StartFlightRecording=filename=" + OUT.resolve("product.jfr").toAbsolutePath()
@@ -283,9 +295,10 @@ public final class ThroughputBenchmark {
         }
         String queue = settings.get("PAYMENTS_QUEUE");
         try (PayaraMicroProcess micro = PayaraMicroProcess.start("bench-" + sessions, instance, war, false,
-                jvm.toArray(String[]::new))) {
+                jvm.toArray(String[]::new)); HeapSampler heap = new HeapSampler(micro)) {
             Instant coldStart = Instant.now();
             Result cold = drain(variant + COLD, sessions, messages, micro, false);
+            printMemory(micro, heap);
             broker.pause(queue);
             try (Connection db = Database.connect(settings); Statement sql = db.createStatement()) {
                 sql.execute("TRUNCATE accounts, payment_announcements");
@@ -297,7 +310,9 @@ public final class ThroughputBenchmark {
             }
             preload(messages);
             broker.resume(queue);
-            return List.of(cold, drain(variant, sessions, messages, micro, profiled));
+            Result warm = drain(variant, sessions, messages, micro, profiled);
+            printMemory(micro, heap);
+            return List.of(cold, warm);
         }
     }
 
@@ -306,6 +321,7 @@ public final class ThroughputBenchmark {
             throws Exception {
         long total = messages.all().size();
         long first = 0;
+        long counted = total;
         long last;
         double[] cpuAtFirst = null;
         long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
@@ -314,6 +330,8 @@ public final class ThroughputBenchmark {
             long now = System.nanoTime();
             if (first == 0 && waiting < total) {
                 first = now;
+                // The clock starts here: only the messages still waiting now are counted against it.
+                counted = waiting;
                 cpuAtFirst = cpu(micro);
                 if (profiled) {
                     profiledFrom = Instant.now();
@@ -321,7 +339,7 @@ public final class ThroughputBenchmark {
             }
             if (waiting == 0 && (!announces(variant) || unsent() == 0)) {
                 last = now;
-                printCpu(cpuAtFirst, cpu(micro), total);
+                printCpu(cpuAtFirst, cpu(micro), counted);
                 if (profiled) {
                     profiledTo = Instant.now();
                 }
@@ -344,7 +362,16 @@ public final class ThroughputBenchmark {
         } else {
             check = checkBalances(messages);
         }
-        return print(new Result(variant, sessions, (int) total, (last - first) / 1e9, check));
+        return print(new Result(variant, sessions, (int) counted, (last - first) / 1e9, check));
+    }
+
+    /** Payara's peak used heap (sampled) and peak resident set (the kernel's high-water mark) since it started. */
+    private void printMemory(PayaraMicroProcess micro, HeapSampler heap) {
+        double rss = CpuTime.peakRssMib(micro.pid());
+        peakHeapMib = Math.max(peakHeapMib, heap.peakMib());
+        peakRssMib = Math.max(peakRssMib, rss);
+        System.out.printf(Locale.ROOT, "    Payara memory so far: peak heap %.0f MiB, peak RSS %.0f MiB%n", heap.peakMib(),
+                rss);
     }
 
     /** The product's own runs: their time includes the relay's, and every applied event must be announced. */
@@ -535,6 +562,10 @@ public final class ThroughputBenchmark {
         Files.writeString(OUT.resolve("throughput.csv"), csv);
         printRatios("warm: the second pass, what a running consumer does", "");
         printRatios("cold start: the first pass, JIT compilation included", COLD);
+        if (peakRssMib > 0) {
+            System.out.printf(Locale.ROOT, "%nPayara memory over all container runs: peak heap %.0f MiB, peak RSS %.0f MiB"
+                    + " (JVM options: %s)%n", peakHeapMib, peakRssMib, options.getOrDefault("payara-jvm", "defaults"));
+        }
         if (announcementLatency != null) {
             System.out.println("\nAnnouncements: " + announcementLatency);
         }
@@ -563,6 +594,10 @@ public final class ThroughputBenchmark {
         results.stream().filter(r -> r.variant().equals("dedup off" + suffix)).findFirst().ifPresent(off ->
                 ratios.put("dedup on / dedup off", new double[] {
                     rateAt("product" + suffix, off.concurrency()) / off.rate(), 0.85}));
+        results.stream().filter(r -> r.variant().startsWith("product, -Xmx") && r.variant().endsWith(suffix)
+                && (suffix.isEmpty() ? !r.variant().endsWith(COLD) : true)).forEach(sized ->
+                ratios.put(sized.variant().substring("product, ".length()).replace(suffix, "") + " / default heap",
+                        new double[] {sized.rate() / rateAt("product" + suffix, sized.concurrency()), 0.95}));
         results.stream().filter(r -> r.variant().equals("outbox off" + suffix)).findFirst().ifPresent(off ->
                 ratios.put("outbox on / outbox off", new double[] {
                     rateAt("product" + suffix, off.concurrency()) / off.rate(), 0.85}));
@@ -603,7 +638,7 @@ public final class ThroughputBenchmark {
         for (int i = 0; i < args.length; i++) {
             if (!args[i].startsWith("--")) {
                 throw new IllegalArgumentException("usage: --messages N --duplicates F --accounts N --seed N "
-                        + "--concurrency 1,2,4,8,16 --big-rows N --skip-big --only db,container,dedup-off,outbox-off,latency,big --jfr N "
+                        + "--concurrency 1,2,4,8,16 --big-rows N --skip-big --only db,container,dedup-off,outbox-off,latency,big --heaps 256m,512m --jfr N "
                         + "--payara-jvm \"-XX:... -XX:...\"");
             }
             options.put(args[i].substring(2), i + 1 < args.length && !args[i + 1].startsWith("--") ? args[++i] : "true");
