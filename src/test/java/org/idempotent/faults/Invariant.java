@@ -201,6 +201,7 @@ final class Invariant {
         return balances;
     }
 
+    /** How many messages the queue holds, without taking them. */
     private static int browse(Settings settings, String queueName) throws JMSException {
         try (Connection connection = new ActiveMQConnectionFactory(settings.brokerHaUrl(),
                 settings.get("BROKER_OPERATOR_USER"), settings.get("BROKER_OPERATOR_PASSWORD")).createConnection()) {
@@ -218,15 +219,12 @@ final class Invariant {
      */
     private static int drain(Settings settings, String queueName, Map<UUID, String> dead) throws JMSException {
         int unexpected = 0;
+        int available = browse(settings, queueName);
         try (Connection connection = new ActiveMQConnectionFactory(settings.brokerHaUrl(),
                 settings.get("BROKER_OPERATOR_USER"), settings.get("BROKER_OPERATOR_PASSWORD")).createConnection()) {
             connection.start();
             Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
             var queue = session.createQueue(queueName);
-            int available;
-            try (QueueBrowser browser = session.createBrowser(queue)) {
-                available = Collections.list((Enumeration<?>) browser.getEnumeration()).size();
-            }
             try (MessageConsumer consumer = session.createConsumer(queue)) {
                 for (int i = 0; i < available; i++) {
                     Message message = consumer.receive(10_000);

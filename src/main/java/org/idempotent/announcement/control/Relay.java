@@ -103,6 +103,9 @@ public class Relay {
     private volatile boolean failing;
     /** System.nanoTime() before which no pass starts: the back-off after a failed pass or a busy lock. */
     private volatile long resumeAt = System.nanoTime();
+    private static final long BACKLOG_FRESHNESS_NANOS = TimeUnit.SECONDS.toNanos(5);
+    private volatile double[] backlog;
+    private volatile long backlogMeasuredAt;
     private Counter published;
     private Counter republished;
 
@@ -316,8 +319,21 @@ public class Relay {
         }
     }
 
-    /** Unsent rows and the age in seconds of the oldest; -1 for both if the database does not answer. */
+    /**
+     * Unsent rows and the age in seconds of the oldest; -1 for both if the database does not answer. One query serves
+     * both gauges and every scrape for {@link #BACKLOG_FRESHNESS_NANOS}, as the dedup table's gauges do.
+     */
     private double[] backlog() {
+        double[] measured = backlog;
+        if (measured == null || System.nanoTime() - backlogMeasuredAt > BACKLOG_FRESHNESS_NANOS) {
+            measured = measureBacklog();
+            backlog = measured;
+            backlogMeasuredAt = System.nanoTime();
+        }
+        return measured;
+    }
+
+    private double[] measureBacklog() {
         try (Connection db = dataSource.getConnection();
                 PreparedStatement query = db.prepareStatement(BACKLOG);
                 ResultSet row = query.executeQuery()) {
