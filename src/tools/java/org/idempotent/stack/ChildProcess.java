@@ -1,6 +1,7 @@
 package org.idempotent.stack;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -60,6 +61,24 @@ public class ChildProcess implements AutoCloseable {
         process.destroy();
         if (!await(grace)) {
             kill();
+        }
+    }
+
+    /**
+     * SIGQUIT: a JVM prints its threads to its standard output, which is the log. For a process that hangs, before it
+     * is stopped: what it waited for is then in the log of a CI run.
+     */
+    public void threadDump() {
+        if (!process.isAlive()) {
+            return;
+        }
+        try {
+            new ProcessBuilder("kill", "-QUIT", String.valueOf(process.pid())).inheritIO().start().waitFor();
+            await(Duration.ofSeconds(2)); // the dump is written by the JVM itself, asynchronously
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

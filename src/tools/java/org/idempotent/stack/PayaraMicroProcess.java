@@ -142,8 +142,10 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
                 throw new IllegalStateException("interrupted", e);
             }
         }
+        threadDump();
         // Nobody holds this process once the caller has the exception: stop it, or it consumes on for ever.
         stop(Duration.ofSeconds(30));
-        throw new IllegalStateException(name() + " not ready after " + timeout + " (" + last + "); see " + log());
+        throw new IllegalStateException(name() + " not ready after " + timeout + " (" + last + "); see " + log()
+                + ", which ends with a thread dump");
     }
 }

@@ -33,6 +33,7 @@ import org.idempotent.schema.boundary.SchemaMigration;
 @ApplicationScoped
 public class ConsumerReadiness implements HealthCheck {
 
+    private static final String NAME = "payment-consumer";
     private static final int DATABASE_TIMEOUT_SECONDS = 2;
     /** How long one answer serves every probe. */
     static final Duration CACHED_FOR = Duration.ofSeconds(2);
@@ -64,16 +65,11 @@ public class ConsumerReadiness implements HealthCheck {
         if (answer != null && System.nanoTime() - answer.at() < CACHED_FOR.toNanos()) {
             return answer.response();
         }
-        // One probe checks; the others meanwhile get the previous answer, if there is one.
-        if (answer != null && !checking.tryLock()) {
-            return answer.response();
-        }
-        if (answer == null) {
-            checking.lock();
-            if (last != null) {  // another probe made the first answer meanwhile
-                checking.unlock();
-                return last.response();
-            }
+        // One probe checks; the others meanwhile get the previous answer, or DOWN before there is one: a probe never
+        // waits for another's check (which can take the pools' wait times), nor holds an HTTP thread for it.
+        if (!checking.tryLock()) {
+            return answer != null ? answer.response()
+                    : HealthCheckResponse.named(NAME).withData("check", "in progress").down().build();
         }
         try {
             HealthCheckResponse response = check();
@@ -85,7 +81,7 @@ public class ConsumerReadiness implements HealthCheck {
     }
 
     private HealthCheckResponse check() {
-        HealthCheckResponseBuilder response = HealthCheckResponse.named("payment-consumer");
+        HealthCheckResponseBuilder response = HealthCheckResponse.named(NAME);
         boolean up = true;
         String version = schema.awaitMigrated();
         response.withData("schemaVersion", String.valueOf(version));
