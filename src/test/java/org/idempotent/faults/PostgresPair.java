@@ -15,9 +15,9 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import org.idempotent.stack.Commands;
 import org.idempotent.stack.FreePort;
+import org.idempotent.stack.PostgresCluster;
 import org.idempotent.stack.Settings;
 
 /**
@@ -28,8 +28,7 @@ import org.idempotent.stack.Settings;
  */
 final class PostgresPair implements AutoCloseable {
 
-    private static final String SUPERUSER = "postgres";
-    private static final Path BIN = binaries();
+    private static final String SUPERUSER = PostgresCluster.SUPERUSER;
 
     /** One server of the pair; the roles move between the two. */
     static final class Node {
@@ -68,7 +67,7 @@ final class PostgresPair implements AutoCloseable {
         }
 
         void start() {
-            asPostgres("pg_ctl", "-D", dir.toString(), "-l", dir.resolveSibling(name + ".log").toString(), "-w",
+            PostgresCluster.asPostgres("pg_ctl", "-D", dir.toString(), "-l", dir.resolveSibling(name + ".log").toString(), "-w",
                     "-t", "120", "start");
         }
 
@@ -94,12 +93,12 @@ final class PostgresPair implements AutoCloseable {
 
         void stop() {
             if (Files.exists(dir.resolve("postmaster.pid"))) {
-                asPostgres("pg_ctl", "-D", dir.toString(), "-m", "fast", "-w", "stop");
+                PostgresCluster.asPostgres("pg_ctl", "-D", dir.toString(), "-m", "fast", "-w", "stop");
             }
         }
 
         void promote() {
-            asPostgres("pg_ctl", "-D", dir.toString(), "-w", "promote");
+            PostgresCluster.asPostgres("pg_ctl", "-D", dir.toString(), "-w", "promote");
         }
 
         private long postmasterPid() {
@@ -154,11 +153,11 @@ final class PostgresPair implements AutoCloseable {
     static PostgresPair create(Path root, boolean synchronous) throws IOException, SQLException {
         Commands.deleteRecursively(root);
         Files.createDirectories(root);
-        asRoot("chown", SUPERUSER, root.toString());
+        PostgresCluster.asRoot("chown", SUPERUSER, root.toString());
         PostgresPair pair = new PostgresPair(root, synchronous);
         pair.primary = new Node("pg-a", root.resolve("pg-a"));
         pair.standby = new Node("pg-b", root.resolve("pg-b"));
-        asPostgres("initdb", "-D", pair.primary.dir.toString(), "-U", SUPERUSER, "-A", "trust", "--no-sync");
+        PostgresCluster.asPostgres("initdb", "-D", pair.primary.dir.toString(), "-U", SUPERUSER, "-A", "trust", "--no-sync");
         pair.primary.configure(synchronous);
         pair.primary.start();
         pair.attachStandby(pair.standby);
@@ -204,7 +203,7 @@ final class PostgresPair implements AutoCloseable {
         // A promotion ends recovery without a checkpoint; until the first one, the new primary's control file still
         // names the old timeline, and pg_rewind would find "no rewind required" and leave the divergent WAL in place.
         primary.execute("CHECKPOINT");
-        asPostgres("pg_rewind", "-D", standby.dir.toString(), "--source-server=host=127.0.0.1 port=" + primary.port
+        PostgresCluster.asPostgres("pg_rewind", "-D", standby.dir.toString(), "--source-server=host=127.0.0.1 port=" + primary.port
                 + " user=" + SUPERUSER + " dbname=postgres");
         // pg_rewind copied the new primary's configuration files, its port with them.
         append(standby.dir.resolve("postgresql.conf"), "port = " + standby.port + "\n");
@@ -226,7 +225,7 @@ final class PostgresPair implements AutoCloseable {
     }
 
     private void attachStandby(Node node) throws IOException, SQLException {
-        asPostgres("pg_basebackup", "-D", node.dir.toString(), "-h", "127.0.0.1", "-p", String.valueOf(primary.port),
+        PostgresCluster.asPostgres("pg_basebackup", "-D", node.dir.toString(), "-h", "127.0.0.1", "-p", String.valueOf(primary.port),
                 "-U", SUPERUSER, "-X", "stream", "--no-sync");
         append(node.dir.resolve("postgresql.conf"), "port = " + node.port + "\n");
         node.followWithSignal(primary);
@@ -254,31 +253,5 @@ final class PostgresPair implements AutoCloseable {
 
     private static void append(Path file, String text) throws IOException {
         Files.writeString(file, text, StandardOpenOption.APPEND);
-    }
-
-    /** PostgreSQL refuses to run as root: its commands run as the postgres user when the tests run as root. */
-    private static void asPostgres(String... command) {
-        List<String> line = new ArrayList<>();
-        if ("root".equals(System.getProperty("user.name"))) {
-            line.addAll(List.of("runuser", "-u", SUPERUSER, "--"));
-        }
-        line.add(BIN.resolve(command[0]).toString());
-        line.addAll(List.of(command).subList(1, command.length));
-        Commands.run(line, Map.of());
-    }
-
-    private static void asRoot(String... command) {
-        if ("root".equals(System.getProperty("user.name"))) {
-            Commands.run(List.of(command), Map.of());
-        }
-    }
-
-    /** The server binaries of the newest PostgreSQL installed (Debian keeps them out of PATH). */
-    private static Path binaries() {
-        try (var versions = Files.list(Path.of("/usr/lib/postgresql"))) {
-            return versions.sorted().reduce((a, b) -> b).orElseThrow().resolve("bin");
-        } catch (IOException e) {
-            throw new UncheckedIOException("these tests need PostgreSQL's server binaries in /usr/lib/postgresql", e);
-        }
     }
 }

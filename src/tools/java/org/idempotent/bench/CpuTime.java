@@ -6,7 +6,7 @@ import java.nio.file.Path;
 import java.util.stream.Stream;
 
 /**
- * CPU time (user + system) consumed so far by a process, or by all PostgreSQL processes, from /proc (Linux): to say
+ * CPU time (user + system) consumed so far by a process, or by a PostgreSQL cluster, from /proc (Linux): to say
  * which process a run's CPU went to, per message.
  */
 final class CpuTime {
@@ -51,18 +51,19 @@ final class CpuTime {
     }
 
     /**
-     * Every process whose command is "postgres": the postmaster, its background workers and the backends, and the
-     * backends that have ended (a closed connection's CPU moves to the postmaster's children's time).
+     * The benchmark's own PostgreSQL cluster: its postmaster, the postmaster's children (background workers and
+     * backends) and the children that have ended (a closed connection's CPU moves to the postmaster's children's
+     * time). Nothing of the machine's other clusters.
      */
-    static double ofPostgres() {
-        double ticks = 0;
+    static double ofPostgres(long postmaster) {
+        String own = read(Path.of("/proc", String.valueOf(postmaster), "stat"));
+        double ticks = ticks(own) + childrenTicks(own);
         try (Stream<Path> processes = Files.list(Path.of("/proc"))) {
             for (Path process : processes.filter(p -> p.getFileName().toString().matches("\\d+")).toList()) {
-                Path stat = process.resolve("stat");
                 try {
-                    String text = Files.readString(stat);
-                    if (text.contains("(postgres)")) {
-                        ticks += ticks(text) + childrenTicks(text);
+                    String stat = Files.readString(process.resolve("stat"));
+                    if ((long) field(stat, 1) == postmaster) {
+                        ticks += ticks(stat);
                     }
                 } catch (IOException gone) {
                     // the process ended while we looked
@@ -74,12 +75,16 @@ final class CpuTime {
         return ticks * MILLIS_PER_TICK;
     }
 
-    private static double ticks(Path stat) {
+    private static String read(Path stat) {
         try {
-            return ticks(Files.readString(stat));
+            return Files.readString(stat);
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    private static double ticks(Path stat) {
+        return ticks(read(stat));
     }
 
     /** Fields 14 and 15 (utime, stime), counted after the command name, which may contain spaces. */

@@ -9,7 +9,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-/** Commands the tests run to completion (pg_ctlcluster, asadmin, setup scripts), and a directory they clear. */
+/** Commands the tests and tools run to completion (pg_ctl, asadmin, setup scripts), and a directory they clear. */
 public final class Commands {
 
     private static final long TIMEOUT_MINUTES = 10;
