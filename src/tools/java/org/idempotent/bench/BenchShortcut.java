@@ -1,6 +1,8 @@
 package org.idempotent.bench;
 
+import jakarta.annotation.Priority;
 import jakarta.interceptor.AroundInvoke;
+import jakarta.interceptor.Interceptor;
 import jakarta.interceptor.InvocationContext;
 import jakarta.jms.Message;
 import jakarta.persistence.EntityManager;
@@ -11,11 +13,15 @@ import org.idempotent.payment.entity.Outcome;
 import org.idempotent.payment.entity.PaymentEvent;
 
 /**
- * Benchmark-only: added, with an ejb-jar.xml that binds it, to a copy of the WAR that {@link ThroughputBenchmark}
- * builds; never part of the product WAR. Bound to the consumer's {@code onMessage} it parses and validates the message
- * and does nothing else, so the adapter acknowledges it (the container ceiling); bound to
- * {@code PaymentProcessor.apply} it applies the payment without the processed_events insert (what the dedup costs).
+ * Benchmark-only: added to a copy of the WAR that {@link ThroughputBenchmark} builds; never part of the product WAR.
+ * Bound to the consumer's {@code onMessage} (an ejb-jar.xml) it parses and validates the message and does nothing
+ * else, so the adapter acknowledges it (the container ceiling); bound to {@code PaymentProcessor.apply} (a CDI
+ * interceptor, by {@link BindToApply}) it applies the payment without the processed_events insert (what the dedup
+ * costs).
  */
+@Interceptor
+@BenchBinding
+@Priority(Interceptor.Priority.APPLICATION)
 public class BenchShortcut {
 
     @PersistenceContext

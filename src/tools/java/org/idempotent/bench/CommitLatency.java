@@ -7,9 +7,11 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.Settings;
 
@@ -21,39 +23,58 @@ import org.idempotent.stack.Settings;
  */
 final class CommitLatency {
 
+    /** The commit, and the transaction's start (processed_at is now(), the time the transaction began). */
     private static final String COMMITS = """
-            SELECT event_id, CAST(extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000000 AS bigint)
+            SELECT event_id, CAST(extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000000 AS bigint),
+                   CAST(extract(epoch FROM processed_at) * 1000000 AS bigint)
               FROM processed_events""";
 
-    private final Map<UUID, Long> firstSent = new HashMap<>();
+    private final Map<UUID, Long> firstSent = new ConcurrentHashMap<>();
 
-    /** Just before the send of a message carrying {@code event}. */
+    /** Just before the send of a message carrying {@code event}; from any producer thread. */
     void sending(UUID event) {
-        firstSent.putIfAbsent(event, micros(Instant.now()));
+        firstSent.merge(event, micros(Instant.now()), Math::min);
     }
 
     /** The latencies of the events first sent within [from, to); null bounds are open. */
     Latencies between(Settings db, Instant from, Instant to) throws SQLException {
-        Map<UUID, Long> committed = new HashMap<>();
+        return measure(db, from, to)[0];
+    }
+
+    /**
+     * Send to commit, split in two: send to the start of the payment's transaction (the broker, the queue, the
+     * delivery, parsing), and the transaction itself (its statements, the commit's WAL flush, row locks waited for).
+     */
+    String split(Settings db, Instant from, Instant to) throws SQLException {
+        Latencies[] parts = measure(db, from, to);
+        return "send -> transaction start " + parts[1] + "; transaction start -> commit " + parts[2];
+    }
+
+    private Latencies[] measure(Settings db, Instant from, Instant to) throws SQLException {
+        Map<UUID, long[]> committed = new HashMap<>();
         try (Connection connection = Database.connect(db);
                 PreparedStatement query = connection.prepareStatement(COMMITS);
                 ResultSet rows = query.executeQuery()) {
             while (rows.next()) {
-                committed.put(rows.getObject(1, UUID.class), rows.getLong(2));
+                committed.put(rows.getObject(1, UUID.class), new long[] {rows.getLong(2), rows.getLong(3)});
             }
         }
         long lower = from == null ? Long.MIN_VALUE : micros(from);
         long upper = to == null ? Long.MAX_VALUE : micros(to);
-        return new Latencies(firstSent.entrySet().stream()
+        List<long[]> times = firstSent.entrySet().stream()
                 .filter(sent -> sent.getValue() >= lower && sent.getValue() < upper)
-                .mapToLong(sent -> {
-                    Long commit = committed.get(sent.getKey());
+                .map(sent -> {
+                    long[] commit = committed.get(sent.getKey());
                     if (commit == null) {
                         throw new IllegalStateException("event " + sent.getKey() + " was sent and never committed");
                     }
-                    return commit - sent.getValue();
-                })
-                .sorted().toArray());
+                    return new long[] {sent.getValue(), commit[1], commit[0]};
+                }).toList();
+        return new Latencies[] {
+            new Latencies(times.stream().mapToLong(t -> t[2] - t[0]).sorted().toArray()),
+            new Latencies(times.stream().mapToLong(t -> t[1] - t[0]).sorted().toArray()),
+            new Latencies(times.stream().mapToLong(t -> t[2] - t[1]).sorted().toArray())
+        };
     }
 
     /** Send-to-commit times in microseconds, sorted. */

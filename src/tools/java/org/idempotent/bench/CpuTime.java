@@ -57,22 +57,28 @@ final class CpuTime {
      */
     static double ofPostgres(long postmaster) {
         String own = read(Path.of("/proc", String.valueOf(postmaster), "stat"));
-        double ticks = ticks(own) + childrenTicks(own);
+        return (ticks(own) + childrenTicks(own) + children(postmaster).mapToDouble(CpuTime::ticks).sum())
+                * MILLIS_PER_TICK;
+    }
+
+    /** How many processes the postmaster has: its workers, and a backend for each open connection. */
+    static long childrenOf(long postmaster) {
+        return children(postmaster).count();
+    }
+
+    /** The /proc/PID/stat text of each child of {@code parent}. */
+    private static Stream<String> children(long parent) {
         try (Stream<Path> processes = Files.list(Path.of("/proc"))) {
-            for (Path process : processes.filter(p -> p.getFileName().toString().matches("\\d+")).toList()) {
+            return processes.filter(p -> p.getFileName().toString().matches("\\d+")).map(process -> {
                 try {
-                    String stat = Files.readString(process.resolve("stat"));
-                    if ((long) field(stat, 1) == postmaster) {
-                        ticks += ticks(stat);
-                    }
+                    return Files.readString(process.resolve("stat"));
                 } catch (IOException gone) {
-                    // the process ended while we looked
+                    return null; // the process ended while we looked
                 }
-            }
+            }).filter(stat -> stat != null && (long) field(stat, 1) == parent).toList().stream();
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
-        return ticks * MILLIS_PER_TICK;
     }
 
     private static String read(Path stat) {

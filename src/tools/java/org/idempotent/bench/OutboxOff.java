@@ -1,7 +1,9 @@
 package org.idempotent.bench;
 
+import jakarta.annotation.Priority;
 import jakarta.annotation.Resource;
 import jakarta.interceptor.AroundInvoke;
+import jakarta.interceptor.Interceptor;
 import jakarta.interceptor.InvocationContext;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceContext;
@@ -17,6 +19,9 @@ import org.idempotent.payment.entity.ProcessedEvent;
  * the payment as the product did before the outbox (the dedup insert, then the guarded upsert without the outbox row),
  * so that {@link ThroughputBenchmark} can set the product beside it. The relay then finds nothing to publish.
  */
+@Interceptor
+@BenchBinding
+@Priority(Interceptor.Priority.APPLICATION)
 public class OutboxOff {
 
     static final String UPSERT_WITHOUT_OUTBOX = """

@@ -1,5 +1,6 @@
 package org.idempotent.bench;
 
+import jakarta.enterprise.inject.spi.Extension;
 import jakarta.jms.MessageConsumer;
 import jakarta.jms.MessageProducer;
 import jakarta.jms.Queue;
@@ -96,6 +97,13 @@ public final class ThroughputBenchmark {
     private static final String COLD = ", cold start";
     /** The product's run on a broker that has just started, not warmed up. */
     private static final String FRESH_BROKER = "product, fresh broker";
+    /**
+     * Prefix of the --compare variants' names. Their options are Payara's JVM options, but java:PATH runs it on that
+     * java binary, war:PATH deploys that WAR (the product as it was before a change, say).
+     */
+    private static final String COMPARED = "compared: ";
+    /** Producers of a paced pass, each sending its share of the set on the same schedule. */
+    private static final int PRODUCERS = 4;
     /** Expired dedup records purged during the second paced pass. */
     private static final int EXPIRED_ROWS = 1_000_000;
 
@@ -109,6 +117,8 @@ public final class ThroughputBenchmark {
     private double peakHeapMib;
     /** JVM options for the next container runs, after --payara-jvm's (the heap sweep). */
     private List<String> extraJvm = List.of();
+    /** The --compare variants' names, in order. */
+    private final List<String> compared = new ArrayList<>();
     private double peakRssMib;
     /** What the paced passes printed, for the summary. */
     private final List<String> latencies = new ArrayList<>();
@@ -155,6 +165,7 @@ public final class ThroughputBenchmark {
         startBroker();
         try {
             warmBroker(v4);
+            warmFileCache();
             if (runs("db")) {
                 for (int n : concurrency) {
                     results.add(dbCeiling(n));
@@ -189,6 +200,21 @@ public final class ThroughputBenchmark {
                 for (String heap : options.get("heaps").split(",")) {
                     extraJvm = List.of("-Xmx" + heap);
                     results.addAll(container("product, -Xmx" + heap, best, Build.WAR, v4, false));
+                }
+                extraJvm = List.of();
+            }
+            if (options.containsKey("compare")) {
+                // label=options|label=options: the product again with each, beside its default run.
+                for (String variant : options.get("compare").split("\\|")) {
+                    int equals = variant.indexOf('=');
+                    List<String> tokens = new ArrayList<>(List.of(variant.substring(equals + 1).trim().split(" +")));
+                    Path war = tokens.stream().filter(token -> token.startsWith("war:"))
+                            .map(token -> Path.of(token.substring(4))).findFirst().orElse(Build.WAR);
+                    tokens.removeIf(token -> token.startsWith("war:"));
+                    extraJvm = tokens;
+                    String label = COMPARED + variant.substring(0, equals).trim();
+                    compared.add(label);
+                    results.addAll(container(label, best, war, v4, false));
                 }
                 extraJvm = List.of();
             }
@@ -254,11 +280,27 @@ public final class ThroughputBenchmark {
                 (System.nanoTime() - start) / 1e9);
     }
 
+    /**
+     * One Payara Micro started and stopped before any measured run: the first start of a run reads Payara's and the
+     * WAR's files from disk (a start that took 25 s against 14 s for the next), which is no property of the variant
+     * that happens to come first. Nothing of the JVM is kept: every measured run starts its own.
+     */
+    private void warmFileCache() throws Exception {
+        long start = System.nanoTime();
+        freshSchema();
+        try (PayaraMicroProcess micro = PayaraMicroProcess.start("bench-file-cache", settings, Build.WAR, false)) {
+            micro.awaitReady(Duration.ofMinutes(3));
+        }
+        System.out.printf(Locale.ROOT, "  (Payara started and stopped once, unmeasured, in %.0f s)%n",
+                (System.nanoTime() - start) / 1e9);
+    }
+
     private Result dbCeiling(int threads) throws Exception {
         freshSchema();
         AtomicInteger next = new AtomicInteger();
         List<Messages.Event> all = v4.all();
         ExecutorService pool = Executors.newFixedThreadPool(threads);
+        long backends = CpuTime.childrenOf(postgres.postmasterPid());
         double postgresCpu = CpuTime.ofPostgres(postgres.postmasterPid());
         long start = System.nanoTime();
         List<Future<?>> done = new ArrayList<>();
@@ -298,6 +340,11 @@ public final class ThroughputBenchmark {
         }
         pool.shutdown();
         double seconds = (System.nanoTime() - start) / 1e9;
+        // A closed connection's backend exits a moment later: its CPU counts once it has (the postmaster's children).
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (CpuTime.childrenOf(postgres.postmasterPid()) > backends && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
         System.out.printf(Locale.ROOT, "    CPU per message: PostgreSQL %.2f ms%n",
                 (CpuTime.ofPostgres(postgres.postmasterPid()) - postgresCpu) / all.size());
         return print(new Result("DB ceiling (JDBC)", threads, all.size(), seconds, checkBalances(v4), 0));
@@ -332,10 +379,13 @@ public final class ThroughputBenchmark {
             jvm.add("-XX:StartFlightRecording=filename=" + OUT.resolve("product.jfr").toAbsolutePath()
                     + ",settings=profile,dumponexit=true");
         }
+        Path java = jvm.stream().filter(option -> option.startsWith("java:")).map(option -> Path.of(option.substring(5)))
+                .findFirst().orElse(null);
+        jvm.removeIf(option -> option.startsWith("java:"));
         String queue = settings.get("PAYMENTS_QUEUE");
         long jvmStart = System.nanoTime();
-        try (PayaraMicroProcess micro = PayaraMicroProcess.start("bench-" + sessions, instance, war, false,
-                jvm.toArray(String[]::new)); HeapSampler heap = new HeapSampler(micro)) {
+        try (PayaraMicroProcess micro = PayaraMicroProcess.start("bench-" + sessions, instance, war, false, java, jvm);
+                HeapSampler heap = new HeapSampler(micro)) {
             Instant coldStart = Instant.now();
             Result cold = drain(variant + COLD, sessions, messages, micro, false, jvmStart);
             printMemory(micro, heap);
@@ -452,20 +502,27 @@ public final class ThroughputBenchmark {
     private void paced(int sessions, double rate) throws Exception {
         freshSchema();
         preload(v4);
+        announcements.reset();
+        Path gcLog = OUT.resolve("paced-gc.log");
         try (PayaraMicroProcess micro = PayaraMicroProcess.start("bench-paced", settings.with("CONSUMER_MAX_SESSIONS",
-                String.valueOf(sessions)), Build.WAR, false)) {
+                String.valueOf(sessions)), Build.WAR, false, null, List.of(GcPauses.option(gcLog)))) {
             drain("product, paced warm-up" + COLD, sessions, v4, micro, false, 0);
+            Instant from = Instant.now();
             CommitLatency plain = pacedPass(rate, micro, null);
             latencyTarget = plain.between(settings, null, null);
             latencies.add(String.format(Locale.ROOT, "send -> commit at %.0f msg/s offered (half the warm rate %.0f at"
-                    + " N=%d): %s", offeredRate, rate * 2, sessions, latencyTarget));
+                    + " N=%d): %s; %s", offeredRate, rate * 2, sessions, latencyTarget,
+                    GcPauses.between(gcLog, from, Instant.now())));
+            latencies.add("  of which " + plain.split(settings, null, null));
             latencies.add("commit -> announcement, the same pass: " + announcements.percentiles());
             Instant[] purge = new Instant[2];
             CommitLatency purged = pacedPass(rate, micro, purge);
             latencyDuringPurge = purged.between(settings, purge[0], purge[1]);
             latencies.add(String.format(Locale.ROOT, "send -> commit at %.0f msg/s offered, sent during the purge of"
-                    + " %,d expired rows (%.1f s): %s", offeredRate, EXPIRED_ROWS,
-                    Duration.between(purge[0], purge[1]).toMillis() / 1e3, latencyDuringPurge));
+                    + " %,d expired rows (%.1f s): %s; %s", offeredRate, EXPIRED_ROWS,
+                    Duration.between(purge[0], purge[1]).toMillis() / 1e3, latencyDuringPurge,
+                    GcPauses.between(gcLog, purge[0], purge[1])));
+            latencies.add("  of which " + purged.split(settings, purge[0], purge[1]));
             latencies.forEach(line -> System.out.println("  " + line));
         }
     }
@@ -486,23 +543,36 @@ public final class ThroughputBenchmark {
         }
         announcements.reset();
         CommitLatency latency = new CommitLatency();
-        CompletableFuture<Void> purging = CompletableFuture.completedFuture(null);
+        CompletableFuture<Void> purging = purge == null ? CompletableFuture.completedFuture(null)
+                : CompletableFuture.runAsync(() -> purge(micro, purge), CompletableFuture.delayedExecutor(
+                        (long) (v4.all().size() / 5 / rate * 1000), TimeUnit.MILLISECONDS));
         List<Messages.Event> all = v4.all();
         long start = System.nanoTime();
-        try (PaymentProducer producer = new PaymentProducer(settings, settings.get("PAYMENTS_QUEUE"))) {
-            for (int i = 0; i < all.size(); i++) {
-                if (purge != null && i == all.size() / 5) {
-                    purging = CompletableFuture.runAsync(() -> purge(micro, purge));
+        // Message i is due at start + i / rate. A synchronous persistent send waits for the broker's journal; one
+        // producer alone falls behind the rate, so several share the set, each sending every PRODUCERS-th message.
+        ExecutorService producers = Executors.newFixedThreadPool(PRODUCERS);
+        List<Future<?>> sending = new ArrayList<>();
+        for (int p = 0; p < PRODUCERS; p++) {
+            int first = p;
+            sending.add(producers.submit(() -> {
+                try (PaymentProducer producer = new PaymentProducer(settings, settings.get("PAYMENTS_QUEUE"))) {
+                    for (int i = first; i < all.size(); i += PRODUCERS) {
+                        long due = start + (long) (i * 1e9 / rate);
+                        while (System.nanoTime() < due) {
+                            java.util.concurrent.locks.LockSupport.parkNanos(due - System.nanoTime());
+                        }
+                        Messages.Event e = all.get(i);
+                        latency.sending(e.id());
+                        producer.sendText(PaymentProducer.json(e.id(), e.account(), e.amountCents()));
+                    }
                 }
-                long due = start + (long) (i * 1e9 / rate);
-                while (System.nanoTime() < due) {
-                    java.util.concurrent.locks.LockSupport.parkNanos(due - System.nanoTime());
-                }
-                Messages.Event e = all.get(i);
-                latency.sending(e.id());
-                producer.sendText(PaymentProducer.json(e.id(), e.account(), e.amountCents()));
-            }
+                return null;
+            }));
         }
+        for (Future<?> done : sending) {
+            done.get();
+        }
+        producers.shutdown();
         offeredRate = all.size() / ((System.nanoTime() - start) / 1e9);
         long deadline = System.nanoTime() + Duration.ofMinutes(5).toNanos();
         while ((broker.messageCount(settings.get("PAYMENTS_QUEUE")) > 0 || unsent() > 0)
@@ -539,25 +609,30 @@ public final class ThroughputBenchmark {
                 (to[0] - from[0]) / messages, (to[1] - from[1]) / messages, (to[2] - from[2]) / messages);
     }
 
-    /** A copy of the product WAR with a benchmark interceptor bound to one method of one bean. */
-    private Path benchWar(Class<?> interceptor, String ejb, String method) {
-        Path war = settings.stackDir().resolve("bench-" + interceptor.getSimpleName() + "-" + ejb + ".war");
-        String ejbJar = """
-                <ejb-jar xmlns="https://jakarta.ee/xml/ns/jakartaee" version="4.0">
-                    <interceptors><interceptor><interceptor-class>%1$s</interceptor-class></interceptor></interceptors>
-                    <assembly-descriptor>
-                        <interceptor-binding>
-                            <ejb-name>%2$s</ejb-name>
-                            <interceptor-class>%1$s</interceptor-class>
-                            <method><method-name>%3$s</method-name></method>
-                        </interceptor-binding>
-                    </assembly-descriptor>
-                </ejb-jar>""".formatted(interceptor.getName(), ejb, method);
-        ShrinkWrap.createFromZipFile(WebArchive.class, Build.WAR.toFile())
-                .addClass(interceptor)
-                .addAsWebInfResource(new StringAsset(ejbJar), "ejb-jar.xml")
-                .as(ZipExporter.class)
-                .exportTo(war.toFile(), true);
+    /**
+     * A copy of the product WAR with a benchmark interceptor bound to one method: of an EJB by an ejb-jar.xml, of
+     * PaymentProcessor (a CDI bean, only {@code apply}) by the {@link BindToApply} extension.
+     */
+    private Path benchWar(Class<?> interceptor, String bean, String method) {
+        Path war = settings.stackDir().resolve("bench-" + interceptor.getSimpleName() + "-" + bean + ".war");
+        WebArchive copy = ShrinkWrap.createFromZipFile(WebArchive.class, Build.WAR.toFile()).addClass(interceptor);
+        if (bean.equals(PaymentProcessor.class.getSimpleName()) && method.equals("apply")) {
+            copy.addClasses(BenchBinding.class, BenchBinding.Literal.class, BindToApply.class)
+                    .addAsServiceProvider(Extension.class, BindToApply.class);
+        } else {
+            copy.addAsWebInfResource(new StringAsset("""
+                    <ejb-jar xmlns="https://jakarta.ee/xml/ns/jakartaee" version="4.0">
+                        <interceptors><interceptor><interceptor-class>%1$s</interceptor-class></interceptor></interceptors>
+                        <assembly-descriptor>
+                            <interceptor-binding>
+                                <ejb-name>%2$s</ejb-name>
+                                <interceptor-class>%1$s</interceptor-class>
+                                <method><method-name>%3$s</method-name></method>
+                            </interceptor-binding>
+                        </assembly-descriptor>
+                    </ejb-jar>""".formatted(interceptor.getName(), bean, method)), "ejb-jar.xml");
+        }
+        copy.as(ZipExporter.class).exportTo(war.toFile(), true);
         return war;
     }
 
@@ -683,11 +758,26 @@ public final class ThroughputBenchmark {
             target(variant + ", cold msg/s, N=" + warm.concurrency(), cold.rate(), ">=", 1500);
             System.out.printf(Locale.ROOT, "  %-44s %7.1f s%n", variant + ", JVM start to last ack", cold.fromJvmStart());
         }
+        for (String variant : compared) {
+            Result warm = best(variant);
+            target(variant.substring(COMPARED.length()) + " / default, warm", warm.rate()
+                    / rateAt("product", warm.concurrency()), ">=", 1);
+            target(variant.substring(COMPARED.length()) + " / default, cold", rateAt(variant + COLD,
+                    warm.concurrency()) / rateAt("product" + COLD, warm.concurrency()), ">=", 1);
+            System.out.printf(Locale.ROOT, "  %-44s %7.1f s (default %.1f s)%n", variant.substring(COMPARED.length())
+                    + ", JVM start to last ack", fromJvmStart(variant + COLD, warm.concurrency()),
+                    fromJvmStart("product" + COLD, warm.concurrency()));
+        }
         if (latencyTarget != null) {
             System.out.printf("%nLatency, send to commit at half the warm rate%n");
             target("p99, ms", latencyTarget.millisAt(0.99), "<", 20);
             target("p99 during a purge of 1M rows, ms", latencyDuringPurge.millisAt(0.99), "<", 20);
         }
+    }
+
+    private double fromJvmStart(String variant, int concurrency) {
+        return results.stream().filter(r -> r.variant().equals(variant) && r.concurrency() == concurrency)
+                .findFirst().orElseThrow().fromJvmStart();
     }
 
     private static void target(String name, double value, String relation, double bound) {
@@ -759,7 +849,7 @@ public final class ThroughputBenchmark {
             if (!args[i].startsWith("--")) {
                 throw new IllegalArgumentException("usage: --messages N --duplicates F --accounts N --seed N "
                         + "--concurrency 1,2,4,8,16 --big-rows N --skip-big --only db,container,dedup-off,outbox-off,latency,"
-                        + "fresh-broker,big --heaps 256m,512m --jfr N "
+                        + "fresh-broker,big --heaps 256m,512m --compare \"label=-XX:... java:/path/bin/java war:/path.war|label=...\" --jfr N "
                         + "--payara-jvm \"-XX:... -XX:...\"");
             }
             options.put(args[i].substring(2), i + 1 < args.length && !args[i + 1].startsWith("--") ? args[++i] : "true");

@@ -41,6 +41,17 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
     /** Also runs {@code extraCommands} (asadmin) after the product's own post-boot commands. */
     public static PayaraMicroProcess start(String name, Settings settings, Path war, boolean showOutput,
             List<String> extraCommands, String... jvmOptions) {
+        return start(name, settings, war, showOutput, extraCommands, null, List.of(jvmOptions));
+    }
+
+    /** On another JDK's {@code java} binary (null: this JVM's), for a benchmark's side-by-side run. */
+    public static PayaraMicroProcess start(String name, Settings settings, Path war, boolean showOutput, Path java,
+            List<String> jvmOptions) {
+        return start(name, settings, war, showOutput, List.of(), java, jvmOptions);
+    }
+
+    private static PayaraMicroProcess start(String name, Settings settings, Path war, boolean showOutput,
+            List<String> extraCommands, Path java, List<String> jvmOptions) {
         int httpPort = settings.getInt("HTTP_PORT");
         Path work = settings.stackDir().resolve(name);
         try {
@@ -52,13 +63,13 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
                         + String.join("\n", extraCommands) + "\n");
             }
             List<String> command = new ArrayList<>();
-            command.add(java());
+            command.add(java == null ? java() : java.toString());
             command.add("-Xmx768m");
             // Measured with mvn -Pbench on 2 cores: 8-10 % less CPU per message than G1, 5-9 % more messages/s.
             command.add("-XX:+UseParallelGC");
             // Payara Micro unpacks itself into java.io.tmpdir: one directory per instance, inside the stack dir.
             command.add("-Djava.io.tmpdir=" + work);
-            command.addAll(List.of(jvmOptions));
+            command.addAll(jvmOptions);
             command.addAll(List.of("-jar", Build.PAYARA_MICRO.toString(),
                     "--nocluster",
                     "--port", String.valueOf(httpPort),

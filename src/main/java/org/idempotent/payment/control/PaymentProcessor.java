@@ -1,13 +1,13 @@
 package org.idempotent.payment.control;
 
 import jakarta.annotation.Resource;
-import jakarta.ejb.SessionContext;
-import jakarta.ejb.Stateless;
-import jakarta.ejb.TransactionAttribute;
-import jakarta.ejb.TransactionAttributeType;
+import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceContext;
 import jakarta.persistence.PersistenceException;
+import jakarta.transaction.TransactionSynchronizationRegistry;
+import jakarta.transaction.Transactional;
+import jakarta.transaction.Transactional.TxType;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.Optional;
@@ -23,8 +23,13 @@ import org.idempotent.payment.entity.RejectedMessage;
  * <p>Insert-first: the dedup row is written and flushed before anything else, so the primary key of
  * {@code processed_events} decides between two concurrent deliveries of the same event, with no check-then-act window.
  * The business write is a second, independent guard.
+ *
+ * <p>A CDI bean with container-managed JTA transactions ({@code @Transactional}), not an EJB: the same transactions
+ * without an EJB invocation per message. Its rollback rules are CDI's, which ignore {@code @ApplicationException}: any
+ * unchecked exception, {@link RejectedMessage} included, rolls the transaction back, and a duplicate marks it
+ * rollback-only.
  */
-@Stateless
+@ApplicationScoped
 public class PaymentProcessor {
 
     /**
@@ -57,13 +62,13 @@ public class PaymentProcessor {
     EntityManager em;
 
     @Resource
-    SessionContext context;
+    TransactionSynchronizationRegistry transaction;
 
     /**
      * Runs in its own transaction, which commits before the caller acknowledges the message: if the JVM dies between
      * the two, the redelivery finds the event recorded and is a {@link Outcome#DUPLICATE}.
      */
-    @TransactionAttribute(TransactionAttributeType.REQUIRES_NEW)
+    @Transactional(TxType.REQUIRES_NEW)
     public Outcome apply(PaymentEvent event) {
         try {
             em.persist(new ProcessedEvent(event));
@@ -77,7 +82,7 @@ public class PaymentProcessor {
         } catch (PersistenceException e) {
             DatabaseFailure failure = DatabaseFailure.of(e);
             if (failure.isDedupKey()) {
-                context.setRollbackOnly();
+                transaction.setRollbackOnly();
                 return Outcome.DUPLICATE;
             }
             if (failure.kind() == DatabaseFailure.Kind.PERMANENT) {
@@ -92,7 +97,7 @@ public class PaymentProcessor {
      * decided who was first; this only tells a true duplicate from a conflicting reuse of the ID. Empty if the record
      * was purged in between. One SELECT, so no transaction: a transaction would add two round trips.
      */
-    @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
+    @Transactional(TxType.NOT_SUPPORTED)
     public Optional<ProcessedEvent> original(UUID eventId) {
         return Optional.ofNullable(em.find(ProcessedEvent.class, eventId));
     }
@@ -103,7 +108,7 @@ public class PaymentProcessor {
      * recorded, and once retention has purged that record, a release still in force would let a later stale copy
      * through a second time.
      */
-    @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
+    @Transactional(TxType.NOT_SUPPORTED)
     public boolean released(UUID eventId, Instant since) {
         return em.createQuery("SELECT count(r) FROM ReleasedEvent r WHERE r.eventId = :eventId AND r.releasedAt > :since",
                         Long.class)

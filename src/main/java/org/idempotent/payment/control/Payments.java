@@ -1,6 +1,5 @@
 package org.idempotent.payment.control;
 
-import jakarta.ejb.EJB;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
 import jakarta.inject.Inject;
@@ -33,7 +32,7 @@ public class Payments {
     public static final String ORIGINAL_FINGERPRINT = "originalFingerprint";
     public static final String FINGERPRINT = "fingerprint";
 
-    @EJB
+    @Inject
     PaymentProcessor processor;
 
     @Inject

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import jakarta.annotation.Resource;
-import jakarta.ejb.EJB;
 import jakarta.enterprise.concurrent.ManagedThreadFactory;
+import jakarta.inject.Inject;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -43,7 +43,7 @@ class PaymentProcessorIT {
         return ShrinkWrap.createFromZipFile(WebArchive.class, Build.WAR.toFile());
     }
 
-    @EJB
+    @Inject
     PaymentProcessor processor;
 
     @Resource(lookup = SchemaMigration.DATA_SOURCE)
