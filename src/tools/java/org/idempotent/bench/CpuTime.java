@@ -61,6 +61,40 @@ final class CpuTime {
                 * MILLIS_PER_TICK;
     }
 
+    /** The CPU of a JVM's JIT compiler threads (HotSpot names them "C1 CompilerThre..." and "C2 CompilerThre..."). */
+    static double ofJitCompilers(long pid) {
+        return ofThreads(pid, "C1 CompilerThre", "C2 CompilerThre");
+    }
+
+    /** The CPU of a JVM's garbage-collector threads (Parallel GC's "GC Thread#N", G1's "G1 ..." among others). */
+    static double ofGarbageCollector(long pid) {
+        return ofThreads(pid, "GC Thread", "G1 ", "VM Thread");
+    }
+
+    /** The threads of {@code pid} whose name starts with one of {@code names}: live threads only. */
+    private static double ofThreads(long pid, String... names) {
+        double ticks = 0;
+        try (Stream<Path> tasks = Files.list(Path.of("/proc", String.valueOf(pid), "task"))) {
+            for (Path task : tasks.toList()) {
+                try {
+                    String stat = Files.readString(task.resolve("stat"));
+                    String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+                    for (String prefix : names) {
+                        if (name.startsWith(prefix)) {
+                            ticks += ticks(stat);
+                            break;
+                        }
+                    }
+                } catch (IOException gone) {
+                    // a compiler thread that has ended (HotSpot adds and removes them as the queue grows and shrinks)
+                }
+            }
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+        return ticks * MILLIS_PER_TICK;
+    }
+
     /** How many processes the postmaster has: its workers, and a backend for each open connection. */
     static long childrenOf(long postmaster) {
         return children(postmaster).count();

@@ -600,13 +600,16 @@ public final class ThroughputBenchmark {
 
     /** CPU milliseconds so far of Payara, the broker and PostgreSQL. */
     private double[] cpu(PayaraMicroProcess micro) {
-        return new double[] {CpuTime.ofProcess(micro.pid()), CpuTime.ofProcess(broker.pid()), CpuTime.ofPostgres(postgres.postmasterPid())};
+        return new double[] {CpuTime.ofProcess(micro.pid()), CpuTime.ofProcess(broker.pid()),
+            CpuTime.ofPostgres(postgres.postmasterPid()), CpuTime.ofJitCompilers(micro.pid()),
+            CpuTime.ofGarbageCollector(micro.pid())};
     }
 
-    /** Where the machine's CPU went during the measured window, per message. */
+    /** Where the machine's CPU went during the measured window, per message; Payara's JIT and GC threads within it. */
     private static void printCpu(double[] from, double[] to, long messages) {
-        System.out.printf(Locale.ROOT, "    CPU per message: Payara %.2f ms, broker %.2f ms, PostgreSQL %.2f ms%n",
-                (to[0] - from[0]) / messages, (to[1] - from[1]) / messages, (to[2] - from[2]) / messages);
+        System.out.printf(Locale.ROOT, "    CPU per message: Payara %.2f ms (JIT compiler threads %.2f, GC threads %.2f),"
+                + " broker %.2f ms, PostgreSQL %.2f ms%n", (to[0] - from[0]) / messages, (to[3] - from[3]) / messages,
+                (to[4] - from[4]) / messages, (to[1] - from[1]) / messages, (to[2] - from[2]) / messages);
     }
 
     /**
