@@ -27,7 +27,7 @@ import java.util.UUID;
 import java.util.stream.Collectors;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.awaitility.core.ConditionTimeoutException;
-import org.idempotent.deadletter.control.DeadLetters;
+import org.idempotent.payment.control.DeadLetters;
 import org.idempotent.stack.AnnouncementSubscriber;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.Settings;

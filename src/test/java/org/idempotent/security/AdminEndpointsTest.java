@@ -11,7 +11,7 @@ import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
-import org.idempotent.operations.boundary.AdminApi;
+import org.idempotent.AdminApi;
 import org.junit.jupiter.api.Test;
 
 /** Every resource under api/admin needs the administrator role, twice over: web.xml and the resource class. */

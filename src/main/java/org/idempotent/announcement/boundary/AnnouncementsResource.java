@@ -12,8 +12,8 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
-import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.Response.Status;
+import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.SecurityContext;
 import java.time.Instant;
 import java.util.List;
@@ -21,10 +21,10 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import org.idempotent.AdminApi;
 import org.idempotent.announcement.control.Announcements;
 import org.idempotent.announcement.control.Relay;
 import org.idempotent.announcement.entity.Announcement;
-import org.idempotent.operations.boundary.AdminApi;
 import org.idempotent.payment.control.PaymentEvents;
 
 /**

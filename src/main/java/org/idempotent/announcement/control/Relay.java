@@ -29,8 +29,9 @@ import javax.sql.DataSource;
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.metrics.Counter;
 import org.eclipse.microprofile.metrics.MetricRegistry;
+import org.idempotent.Resources;
 import org.idempotent.announcement.entity.AnnouncementMessage;
-import org.idempotent.deadletter.control.DeadLetters;
+import org.idempotent.payment.control.DeadLetters;
 import org.idempotent.payment.entity.PaymentApplied;
 import org.idempotent.schema.boundary.SchemaMigration;
 
@@ -79,10 +80,10 @@ public class Relay {
 
     private static final Logger LOG = Logger.getLogger(Relay.class.getName());
 
-    @Resource(lookup = SchemaMigration.DATA_SOURCE)
+    @Resource(lookup = Resources.DATA_SOURCE)
     DataSource dataSource;
 
-    @Resource(lookup = DeadLetters.CONNECTION_FACTORY)
+    @Resource(lookup = Resources.CONNECTION_FACTORY)
     ConnectionFactory connectionFactory;
 
     @Resource

@@ -3,8 +3,8 @@ package org.idempotent.operations.boundary;
 import jakarta.annotation.Resource;
 import jakarta.ejb.EJB;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.jms.ConnectionFactory;
 import jakarta.inject.Inject;
+import jakarta.jms.ConnectionFactory;
 import jakarta.jms.JMSContext;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -18,9 +18,10 @@ import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
 import org.eclipse.microprofile.health.Readiness;
-import org.idempotent.deadletter.control.DeadLetters;
+import org.idempotent.Resources;
 import org.idempotent.operations.control.DevelopmentPasswords;
 import org.idempotent.payment.control.DatabaseBreaker;
+import org.idempotent.payment.control.DeadLetters;
 import org.idempotent.schema.boundary.SchemaMigration;
 
 /**
@@ -47,10 +48,10 @@ public class ConsumerReadiness implements HealthCheck {
     @EJB
     SchemaMigration schema;
 
-    @Resource(lookup = SchemaMigration.DATA_SOURCE)
+    @Resource(lookup = Resources.DATA_SOURCE)
     DataSource dataSource;
 
-    @Resource(lookup = DeadLetters.CONNECTION_FACTORY)
+    @Resource(lookup = Resources.CONNECTION_FACTORY)
     ConnectionFactory connectionFactory;
 
     @Inject

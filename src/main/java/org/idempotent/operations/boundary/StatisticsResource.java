@@ -6,6 +6,7 @@ import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
+import org.idempotent.AdminApi;
 import org.idempotent.operations.control.DedupTable;
 import org.idempotent.payment.control.PaymentMetrics;
 

@@ -17,7 +17,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.eclipse.microprofile.metrics.MetricRegistry;
-import org.idempotent.schema.boundary.SchemaMigration;
+import org.idempotent.Resources;
 
 /**
  * The size of processed_events and the age of its oldest row, as gauges ({@code payments_processed_events_rows},
@@ -42,7 +42,7 @@ public class DedupTable {
     /** A measurement; the figures are null when unknown (table empty, or the database did not answer: see error). */
     public record Measurement(Long approximateRows, Double oldestRowAgeSeconds, Instant measuredAt, String error) {}
 
-    @Resource(lookup = SchemaMigration.DATA_SOURCE)
+    @Resource(lookup = Resources.DATA_SOURCE)
     DataSource dataSource;
 
     @Inject

@@ -19,7 +19,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.eclipse.microprofile.metrics.MetricRegistry;
-import org.idempotent.schema.boundary.SchemaMigration;
+import org.idempotent.Resources;
 
 /**
  * Stops every session of this instance from taking work while PostgreSQL is unreachable, so that an outage longer
@@ -44,7 +44,7 @@ public class DatabaseBreaker {
     private static final int PROBE_TIMEOUT_SECONDS = 2;
     private static final Logger LOG = Logger.getLogger(DatabaseBreaker.class.getName());
 
-    @Resource(lookup = SchemaMigration.DATA_SOURCE)
+    @Resource(lookup = Resources.DATA_SOURCE)
     DataSource dataSource;
 
     @Inject

@@ -7,7 +7,7 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
-import org.idempotent.operations.boundary.AdminApi;
+import org.idempotent.AdminApi;
 import org.idempotent.retention.control.Retention;
 import org.idempotent.retention.entity.PurgeRun;
 import org.idempotent.retention.entity.RetentionPolicy;

@@ -22,11 +22,11 @@ import javax.sql.DataSource;
 import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.metrics.Counter;
 import org.eclipse.microprofile.metrics.MetricRegistry;
-import org.idempotent.retention.entity.PurgeRun;
+import org.idempotent.Resources;
 import org.idempotent.retention.entity.PurgeRun.Outcome;
+import org.idempotent.retention.entity.PurgeRun;
 import org.idempotent.retention.entity.RetentionPolicy;
 import org.idempotent.retention.entity.UnsafeRetention;
-import org.idempotent.schema.boundary.SchemaMigration;
 
 /**
  * Deletes processed_events rows older than the retention window: in batches, each its own short transaction, so that
@@ -47,7 +47,7 @@ public class Retention {
 
     private static final Logger LOG = Logger.getLogger(Retention.class.getName());
 
-    @Resource(lookup = SchemaMigration.DATA_SOURCE)
+    @Resource(lookup = Resources.DATA_SOURCE)
     DataSource dataSource;
 
     @Inject

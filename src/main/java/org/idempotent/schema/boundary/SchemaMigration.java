@@ -15,6 +15,7 @@ import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.flywaydb.core.api.output.MigrateResult;
 import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
+import org.idempotent.Resources;
 
 /**
  * Brings the schema to the version this WAR needs, before any message is consumed.
@@ -28,14 +29,9 @@ import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
 @TransactionManagement(TransactionManagementType.BEAN)
 public class SchemaMigration {
 
-    /** The JDBC resource of the non-XA PostgreSQL pool (server-config/post-boot-commands.asadmin). */
-    public static final String DATA_SOURCE = "jdbc/payments";
-    /** The schema owner's pool: Flyway changes the schema, which the application's role may not. */
-    static final String OWNER_DATA_SOURCE = "jdbc/payments-owner";
-
     private static final Logger LOG = Logger.getLogger(SchemaMigration.class.getName());
 
-    @Resource(lookup = OWNER_DATA_SOURCE)
+    @Resource(lookup = Resources.OWNER_DATA_SOURCE)
     DataSource dataSource;
 
     private volatile String version;

@@ -21,9 +21,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
+import org.idempotent.Resources;
 import org.idempotent.payment.entity.Outcome;
 import org.idempotent.payment.entity.PaymentEvent;
-import org.idempotent.schema.boundary.SchemaMigration;
 import org.idempotent.stack.Build;
 import org.jboss.arquillian.container.test.api.Deployment;
 import org.jboss.arquillian.junit5.ArquillianExtension;
@@ -46,7 +46,7 @@ class PaymentProcessorIT {
     @Inject
     PaymentProcessor processor;
 
-    @Resource(lookup = SchemaMigration.DATA_SOURCE)
+    @Resource(lookup = Resources.DATA_SOURCE)
     DataSource dataSource;
 
     @Resource

@@ -1,4 +1,4 @@
-package org.idempotent.deadletter.control;
+package org.idempotent.payment.control;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package org.idempotent.deadletter.control;
+package org.idempotent.payment.control;
 
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -13,17 +13,17 @@ import jakarta.jms.QueueBrowser;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.Collections;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HexFormat;
-import java.util.List;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
-import org.idempotent.payment.control.DedupHorizon;
+import org.idempotent.Resources;
 import org.idempotent.payment.entity.Rejection;
 
 /**
@@ -40,9 +40,6 @@ import org.idempotent.payment.entity.Rejection;
  */
 @ApplicationScoped
 public class DeadLetters {
-
-    /** The outbound connection factory of the Artemis resource adapter (server-config/post-boot-commands.asadmin). */
-    public static final String CONNECTION_FACTORY = "jms/paymentsConnectionFactory";
 
     public static final String REASON = "rejectionReason";
     public static final String DETAIL = "rejectionDetail";
@@ -68,7 +65,7 @@ public class DeadLetters {
             "IN", "IS", "ESCAPE");
     private static final long REMOVE_TIMEOUT_MILLIS = 5000;
 
-    @Resource(lookup = CONNECTION_FACTORY)
+    @Resource(lookup = Resources.CONNECTION_FACTORY)
     ConnectionFactory connectionFactory;
 
     @Inject

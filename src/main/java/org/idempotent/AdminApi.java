@@ -1,4 +1,4 @@
-package org.idempotent.operations.boundary;
+package org.idempotent;
 
 import jakarta.annotation.security.DeclareRoles;
 import jakarta.ws.rs.ApplicationPath;
