@@ -49,10 +49,6 @@ final class FaultStack implements AutoCloseable {
             this.settings = settings;
         }
 
-        String name() {
-            return name;
-        }
-
         int starts() {
             return starts;
         }

@@ -44,10 +44,6 @@ final class Traffic {
         done.join();
     }
 
-    int sent() {
-        return sent.get();
-    }
-
     private void send(Settings settings, List<Item> share) {
         try (PaymentProducer producer = new PaymentProducer(settings, settings.get("PAYMENTS_QUEUE"), true)) {
             int inBatch = 0;
