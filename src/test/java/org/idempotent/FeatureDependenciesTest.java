@@ -32,12 +32,15 @@ class FeatureDependenciesTest {
             for (Path file : files.filter(f -> f.toString().endsWith(".java")).toList()) {
                 Path relative = SOURCES.relativize(file);
                 if (relative.getNameCount() == 1) {
-                    assertThat(Files.readString(file)).as(relative + ", in the root package, uses no feature")
+                    assertThat(Files.readString(file))
+                            .as(relative + ", in the root package, uses no feature")
                             .doesNotContainPattern("org\\.idempotent\\.[a-z]+\\.");
                     continue;
                 }
                 String feature = relative.getName(0).toString();
-                assertThat(FEATURES).as("the feature of " + relative + " has its place in FEATURES").contains(feature);
+                assertThat(FEATURES)
+                        .as("the feature of " + relative + " has its place in FEATURES")
+                        .contains(feature);
                 Matcher reference = REFERENCE.matcher(Files.readString(file));
                 while (reference.find()) {
                     String used = reference.group(1);

@@ -46,13 +46,19 @@ public class MessageSizeLimit implements ActiveMQServerPlugin {
     }
 
     @Override
-    public void beforeSend(ServerSession session, Transaction tx, Message message, boolean direct,
-            boolean noAutoCreateQueue) throws ActiveMQException {
+    public void beforeSend(
+            ServerSession session, Transaction tx, Message message, boolean direct, boolean noAutoCreateQueue)
+            throws ActiveMQException {
         long size = size(message);
         if (size > maxBytes) {
-            LOG.warn("Refused a message of {} bytes to {} from {}: the limit is {} bytes", size, message.getAddress(),
-                    session == null ? "?" : session.getUsername(), maxBytes);
-            throw new ActiveMQException(ActiveMQExceptionType.ILLEGAL_STATE,
+            LOG.warn(
+                    "Refused a message of {} bytes to {} from {}: the limit is {} bytes",
+                    size,
+                    message.getAddress(),
+                    session == null ? "?" : session.getUsername(),
+                    maxBytes);
+            throw new ActiveMQException(
+                    ActiveMQExceptionType.ILLEGAL_STATE,
                     "message of " + size + " bytes refused: the broker accepts at most " + maxBytes + " bytes");
         }
     }

@@ -29,7 +29,10 @@ public final class PrometheusEndpoint implements ActiveMQMetricsPlugin {
         String host = options.getOrDefault("host", "127.0.0.1");
         int port = Integer.parseInt(options.getOrDefault("port", "9404"));
         try {
-            server = HTTPServer.builder().hostname(host).port(port).registry(registry.getPrometheusRegistry())
+            server = HTTPServer.builder()
+                    .hostname(host)
+                    .port(port)
+                    .registry(registry.getPrometheusRegistry())
                     .buildAndStart();
         } catch (IOException e) {
             throw new UncheckedIOException("broker metrics cannot listen on " + host + ":" + port, e);

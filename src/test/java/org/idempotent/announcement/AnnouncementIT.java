@@ -50,7 +50,8 @@ class AnnouncementIT {
                 .with("PAYMENTS_QUEUE", "it.announce")
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
         subscriber = new AnnouncementSubscriber(settings);
-        micro = PayaraMicroProcess.start("announce-it", settings, Build.WAR, false).awaitReady(Duration.ofMinutes(3));
+        micro = PayaraMicroProcess.start("announce-it", settings, Build.WAR, false)
+                .awaitReady(Duration.ofMinutes(3));
         ledger = new Ledger(settings);
         admin = AdminClient.as(micro, settings.get("ADMIN_USER"), settings.get("ADMIN_PASSWORD"));
     }
@@ -80,25 +81,30 @@ class AnnouncementIT {
             }
             producer.sendText(PaymentProducer.json(conflicting, prefix + "c", 5));
             applied.add(conflicting);
-            producer.sendText(PaymentProducer.json(conflicting, prefix + "c", 6)); // a conflict: moved aside, unannounced
+            producer.sendText(
+                    PaymentProducer.json(conflicting, prefix + "c", 6)); // a conflict: moved aside, unannounced
             producer.sendText("{\"eventId\": \"not a uuid\"}"); // rejected: unannounced
         }
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.processedCount(applied)).isEqualTo(61));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.processedCount(applied)).isEqualTo(61));
 
         List<Received> mine = receiveFor(prefix, 61);
 
         assertThat(mine).extracting(Received::eventId).containsExactlyInAnyOrderElementsOf(applied);
         assertThat(AnnouncementSubscriber.violations(mine)).isEmpty();
-        AnnouncementSubscriber.lastPerAccount(mine).forEach((account, last) ->
-                assertThat(last.balanceCents()).as(account).isEqualTo(ledger.balance(account)));
-        assertThat(AnnouncementSubscriber.lastPerAccount(mine).get(prefix + "0").sequence()).isEqualTo(20);
+        AnnouncementSubscriber.lastPerAccount(mine)
+                .forEach((account, last) ->
+                        assertThat(last.balanceCents()).as(account).isEqualTo(ledger.balance(account)));
+        assertThat(AnnouncementSubscriber.lastPerAccount(mine).get(prefix + "0").sequence())
+                .isEqualTo(20);
 
         HttpResponse<String> state = admin.get("/admin/announcements/events/" + applied.get(0));
         assertThat(state.statusCode()).isEqualTo(200);
         JsonObject first = AdminClient.array(state).getJsonObject(0);
         assertThat(first.getString("state")).isEqualTo("SENT");
         assertThat(first.getJsonNumber("sequence").longValue()).isEqualTo(1);
-        assertThat(admin.get("/admin/announcements/events/" + UUID.randomUUID()).statusCode()).isEqualTo(404);
+        assertThat(admin.get("/admin/announcements/events/" + UUID.randomUUID()).statusCode())
+                .isEqualTo(404);
     }
 
     @Test
@@ -108,19 +114,27 @@ class AnnouncementIT {
         List<Received> first = receiveFor(account, 5);
         assertThat(first).extracting(Received::sequence).containsExactly(1L, 2L, 3L, 4L, 5L);
 
-        HttpResponse<String> answer = admin.post("/admin/announcements/accounts/" + account + "/reannounce?fromSequence=3");
+        HttpResponse<String> answer =
+                admin.post("/admin/announcements/accounts/" + account + "/reannounce?fromSequence=3");
 
         assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
         assertThat(AdminClient.json(answer).getInt("reannounced")).isEqualTo(3);
         List<Received> again = receiveFor(account, 3);
         assertThat(again).extracting(Received::sequence).containsExactly(3L, 4L, 5L);
-        assertThat(again).extracting(Received::eventId)
-                .containsExactlyElementsOf(first.subList(2, 5).stream().map(Received::eventId).toList());
-        assertThat(again).extracting(Received::balanceCents)
-                .containsExactlyElementsOf(first.subList(2, 5).stream().map(Received::balanceCents).toList());
-        assertThat(admin.post("/admin/announcements/accounts/" + account + "/reannounce").statusCode()).isEqualTo(400);
+        assertThat(again)
+                .extracting(Received::eventId)
+                .containsExactlyElementsOf(
+                        first.subList(2, 5).stream().map(Received::eventId).toList());
+        assertThat(again)
+                .extracting(Received::balanceCents)
+                .containsExactlyElementsOf(
+                        first.subList(2, 5).stream().map(Received::balanceCents).toList());
+        assertThat(admin.post("/admin/announcements/accounts/" + account + "/reannounce")
+                        .statusCode())
+                .isEqualTo(400);
         assertThat(admin.post("/admin/announcements/accounts/nobody-" + account + "/reannounce?fromSequence=1")
-                .statusCode()).isEqualTo(404);
+                        .statusCode())
+                .isEqualTo(404);
     }
 
     /**
@@ -137,7 +151,8 @@ class AnnouncementIT {
         double republished = metrics.gauge("announcement_republished_total");
 
         // One statement: the relay sees the four unmarked rows and the two new ones in the same pass.
-        try (Connection db = Database.connect(settings); PreparedStatement unmark = db.prepareStatement("""
+        try (Connection db = Database.connect(settings);
+                PreparedStatement unmark = db.prepareStatement("""
                 WITH unmarked AS (UPDATE payment_announcements SET sent_at = NULL WHERE account_id = ? RETURNING id)
                 SELECT count(*) FROM unmarked""")) {
             unmark.setString(1, account);
@@ -164,7 +179,8 @@ class AnnouncementIT {
                 events.add(eventId);
             }
         }
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.processedCount(events)).isEqualTo(count));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.processedCount(events)).isEqualTo(count));
         return events;
     }
 
@@ -184,8 +200,9 @@ class AnnouncementIT {
     }
 
     private static long unsent(String account) throws SQLException {
-        try (Connection db = Database.connect(settings); PreparedStatement query = db.prepareStatement(
-                "SELECT count(*) FROM payment_announcements WHERE account_id = ? AND sent_at IS NULL")) {
+        try (Connection db = Database.connect(settings);
+                PreparedStatement query = db.prepareStatement(
+                        "SELECT count(*) FROM payment_announcements WHERE account_id = ? AND sent_at IS NULL")) {
             query.setString(1, account);
             try (ResultSet row = query.executeQuery()) {
                 row.next();

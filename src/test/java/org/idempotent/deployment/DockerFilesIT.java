@@ -35,12 +35,29 @@ class DockerFilesIT {
     private static final Path COMPOSE_HA = Path.of("docker", "compose-ha.yaml");
     private static final Pattern PINNED = Pattern.compile("[a-z0-9./-]+:[0-9][A-Za-z0-9._-]*");
     /** Settings of the README table that only the launcher or the build uses; the image sets its own paths. */
-    private static final Set<String> NOT_FOR_THE_CONTAINER = Set.of("HTTP_PORT", "STACK_DIR", "ARTEMIS_RAR",
-            "BROKER_PRODUCER_USER", "BROKER_PRODUCER_PASSWORD", "BROKER_OPERATOR_USER", "BROKER_OPERATOR_PASSWORD",
-            "BROKER_CONSOLE_PORT", "BROKER_METRICS_PORT", "BROKER_TLS_PORT", "BROKER_TLS_KEYSTORE",
-            "BROKER_TLS_KEYSTORE_PASSWORD", "BROKER_HA_ROLE", "BROKER_STORE", "BROKER_ANNOUNCE_HOST", "BROKER_PEER_HOST",
-            "BROKER_PEER_PORT", "BROKER_CLUSTER_PASSWORD", "BROKER_ANNOUNCEMENT_QUEUES", "BROKER_SUBSCRIBER_USER",
+    private static final Set<String> NOT_FOR_THE_CONTAINER = Set.of(
+            "HTTP_PORT",
+            "STACK_DIR",
+            "ARTEMIS_RAR",
+            "BROKER_PRODUCER_USER",
+            "BROKER_PRODUCER_PASSWORD",
+            "BROKER_OPERATOR_USER",
+            "BROKER_OPERATOR_PASSWORD",
+            "BROKER_CONSOLE_PORT",
+            "BROKER_METRICS_PORT",
+            "BROKER_TLS_PORT",
+            "BROKER_TLS_KEYSTORE",
+            "BROKER_TLS_KEYSTORE_PASSWORD",
+            "BROKER_HA_ROLE",
+            "BROKER_STORE",
+            "BROKER_ANNOUNCE_HOST",
+            "BROKER_PEER_HOST",
+            "BROKER_PEER_PORT",
+            "BROKER_CLUSTER_PASSWORD",
+            "BROKER_ANNOUNCEMENT_QUEUES",
+            "BROKER_SUBSCRIBER_USER",
             "BROKER_SUBSCRIBER_PASSWORD");
+
     private static final String LOOPBACK_UNLESS_CONFIGURED = "${PUBLISH_ADDRESS:-127.0.0.1}:";
 
     /** FROM image AS name, the instructions after it. */
@@ -52,17 +69,20 @@ class DockerFilesIT {
 
         assertThat(Files.readAllLines(DOCKERFILE).get(0)).isEqualTo("# syntax=docker/dockerfile:1");
         assertThat(stages.keySet()).containsExactly("build", "broker", "database-setup", "");
-        stages.values().forEach(stage -> assertThat(stage.image()).as(stage.name()).matches(PINNED));
+        stages.values()
+                .forEach(stage -> assertThat(stage.image()).as(stage.name()).matches(PINNED));
         assertThat(stages.get("broker").image()).isEqualTo("apache/activemq-artemis:" + brokerVersion());
         assertThat(stages.get("").image()).startsWith("payara/micro:6.");
-        assertThat(stages.get("database-setup").image()).isEqualTo(service("postgres").get("image"));
+        assertThat(stages.get("database-setup").image())
+                .isEqualTo(service("postgres").get("image"));
         assertThat(String.join("\n", stages.get("build").instructions())).contains("mvn", "package");
     }
 
     @Test
     void everyFileCopiedExistsAndIsInTheBuildContext() throws IOException {
         List<String> ignore = Files.readAllLines(IGNORE).stream()
-                .filter(line -> !line.isBlank() && !line.startsWith("#")).toList();
+                .filter(line -> !line.isBlank() && !line.startsWith("#"))
+                .toList();
         assertThat(ignore.get(0)).as("everything is left out but what is named").isEqualTo("*");
         Set<String> admitted = new LinkedHashSet<>();
         ignore.stream().skip(1).forEach(line -> admitted.add(line.substring(1)));
@@ -80,10 +100,13 @@ class DockerFilesIT {
                     }
                     if (fromBuild) {
                         assertThat(source).startsWith("/build/target/");
-                        assertThat(Path.of(source.substring("/build/".length()))).as(source).exists();
+                        assertThat(Path.of(source.substring("/build/".length())))
+                                .as(source)
+                                .exists();
                     } else {
                         assertThat(Path.of(source)).as(source).exists();
-                        assertThat(admitted).as("the ignore file admits %s", source)
+                        assertThat(admitted)
+                                .as("the ignore file admits %s", source)
                                 .anyMatch(entry -> source.equals(entry) || source.startsWith(entry + "/"));
                     }
                 }
@@ -98,10 +121,13 @@ class DockerFilesIT {
         String start = Files.readString(Path.of("docker", "start.sh"));
 
         // Alpine with BusyBox: sh and wget, tini on the PATH; no bash, no curl.
-        assertThat(instructions).contains("ENTRYPOINT [\"tini\", \"--\", \"/bin/sh\", \"/opt/payara/start.sh\"]")
-                .contains("CMD wget -qO- http://127.0.0.1:8080/health/ready").doesNotContain("curl", "bash");
+        assertThat(instructions)
+                .contains("ENTRYPOINT [\"tini\", \"--\", \"/bin/sh\", \"/opt/payara/start.sh\"]")
+                .contains("CMD wget -qO- http://127.0.0.1:8080/health/ready")
+                .doesNotContain("curl", "bash");
         assertThat(start).startsWith("#!/bin/sh\n").doesNotContain("[[", "${!", "local ", "bash");
-        assertThat(start).contains("-XX:MaxRAMPercentage=\"${MEM_MAX_RAM_PERCENTAGE", "-Xss\"${MEM_XSS")
+        assertThat(start)
+                .contains("-XX:MaxRAMPercentage=\"${MEM_MAX_RAM_PERCENTAGE", "-Xss\"${MEM_XSS")
                 .contains("exec java");
         assertThat(instructions).contains("-XX:+ExitOnOutOfMemoryError");
         assertThat(Files.readString(Path.of("server-config", "artemis", "create-instance.sh")))
@@ -113,15 +139,17 @@ class DockerFilesIT {
         ProcessBuilder consumerBuilder = new ProcessBuilder("sh", "docker/start.sh").redirectErrorStream(true);
         consumerBuilder.environment().keySet().removeIf(key -> key.contains("PASSWORD"));
         Process consumer = consumerBuilder.start();
-        ProcessBuilder brokerBuilder = new ProcessBuilder("bash", "server-config/artemis/create-instance.sh",
-                "target/no-such-instance").redirectErrorStream(true);
+        ProcessBuilder brokerBuilder = new ProcessBuilder(
+                        "bash", "server-config/artemis/create-instance.sh", "target/no-such-instance")
+                .redirectErrorStream(true);
         brokerBuilder.environment().keySet().removeIf(key -> key.contains("PASSWORD"));
         brokerBuilder.environment().put("ARTEMIS_HOME", Build.artemisHome().toString());
         Process broker = brokerBuilder.start();
 
         assertThat(consumer.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(consumer.exitValue()).isNotZero();
-        assertThat(new String(consumer.getInputStream().readAllBytes())).contains("set DB_PASSWORD (or DB_PASSWORD_FILE)");
+        assertThat(new String(consumer.getInputStream().readAllBytes()))
+                .contains("set DB_PASSWORD (or DB_PASSWORD_FILE)");
         assertThat(broker.waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(broker.exitValue()).isNotZero();
         assertThat(new String(broker.getInputStream().readAllBytes())).contains("set BROKER_PASSWORD");
@@ -135,7 +163,9 @@ class DockerFilesIT {
         Map<String, Map<String, Object>> services = (Map<String, Map<String, Object>>) compose.get("services");
         Map<String, Object> secrets = (Map<String, Object>) compose.get("secrets");
 
-        assertThat(Files.readAllLines(COMPOSE).get(0)).as("a first comment says how to run it").startsWith("#");
+        assertThat(Files.readAllLines(COMPOSE).get(0))
+                .as("a first comment says how to run it")
+                .startsWith("#");
         assertThat(services).containsOnlyKeys("postgres", "database-setup", "broker", "payment-consumer");
         for (Map.Entry<String, Map<String, Object>> entry : services.entrySet()) {
             String name = entry.getKey();
@@ -151,7 +181,9 @@ class DockerFilesIT {
             }
             Map<String, Object> environment = (Map<String, Object>) service.getOrDefault("environment", Map.of());
             for (Map.Entry<String, Object> variable : environment.entrySet()) {
-                assertThat(variable.getKey()).as("%s: passwords only as files", name).doesNotEndWith("PASSWORD");
+                assertThat(variable.getKey())
+                        .as("%s: passwords only as files", name)
+                        .doesNotEndWith("PASSWORD");
                 if (variable.getKey().endsWith("PASSWORD_FILE")) {
                     String file = String.valueOf(variable.getValue());
                     assertThat(file).as(name).startsWith("/run/secrets/");
@@ -171,31 +203,44 @@ class DockerFilesIT {
                 assertThat(source).as(name).containsOnlyKeys("environment");
             }
         });
-        Map<String, Object> consumerEnvironment = (Map<String, Object>) service("payment-consumer").get("environment");
-        assertThat(consumerEnvironment).as("the consumer reaches the broker over TLS")
-                .containsEntry("BROKER_SSL_ENABLED", "true").containsEntry("BROKER_PORT", "61617");
+        Map<String, Object> consumerEnvironment =
+                (Map<String, Object>) service("payment-consumer").get("environment");
+        assertThat(consumerEnvironment)
+                .as("the consumer reaches the broker over TLS")
+                .containsEntry("BROKER_SSL_ENABLED", "true")
+                .containsEntry("BROKER_PORT", "61617");
         assertThat(consumerEnvironment).as("the admin API over HTTPS").containsKey("ADMIN_TLS_KEYSTORE");
-        assertThat((List<String>) service("payment-consumer").get("ports")).contains(LOOPBACK_UNLESS_CONFIGURED + "8181:8181");
+        assertThat((List<String>) service("payment-consumer").get("ports"))
+                .contains(LOOPBACK_UNLESS_CONFIGURED + "8181:8181");
         // Payara Micro serves the key store's payments-admin key on its HTTPS port (checked by hand: 6.2025.10 with
         // --sslport, --sslcert and javax.net.ssl.keyStore served that certificate, not its own).
-        assertThat(Files.readString(Path.of("docker", "start.sh"))).contains("--sslport 8181 --sslcert payments-admin",
-                "javax.net.ssl.keyStore=", "--systemproperties /tmp/tls.properties");
+        assertThat(Files.readString(Path.of("docker", "start.sh")))
+                .contains(
+                        "--sslport 8181 --sslcert payments-admin",
+                        "javax.net.ssl.keyStore=",
+                        "--systemproperties /tmp/tls.properties");
 
         // pg_isready over TCP: the image's first-init server listens on its socket only.
         assertThat((List<String>) ((Map<String, Object>) service("postgres").get("healthcheck")).get("test"))
                 .containsSubsequence("pg_isready", "-h", "127.0.0.1");
-        Map<String, Object> dependsOn = (Map<String, Object>) service("payment-consumer").get("depends_on");
-        assertThat(dependsOn).containsEntry("database-setup", Map.of("condition", "service_completed_successfully"))
+        Map<String, Object> dependsOn =
+                (Map<String, Object>) service("payment-consumer").get("depends_on");
+        assertThat(dependsOn)
+                .containsEntry("database-setup", Map.of("condition", "service_completed_successfully"))
                 .containsEntry("broker", Map.of("condition", "service_healthy"));
-        assertThat((List<String>) service("broker").get("volumes")).containsExactly("broker-data:/var/lib/artemis-instance");
+        assertThat((List<String>) service("broker").get("volumes"))
+                .containsExactly("broker-data:/var/lib/artemis-instance");
         assertThat((List<String>) service("postgres").get("volumes"))
                 .containsExactly("postgres-data:/var/lib/postgresql/data");
         for (String built : List.of("database-setup", "broker", "payment-consumer")) {
             Map<String, Object> build = (Map<String, Object>) service(built).get("build");
-            assertThat(Path.of("docker").resolve((String) build.get("context")).resolve((String) build.get("dockerfile")))
-                    .as(built).isEqualTo(Path.of("docker", "..", "docker", "Dockerfile"));
+            assertThat(Path.of("docker").resolve((String) build.get("context")).resolve((String)
+                            build.get("dockerfile")))
+                    .as(built)
+                    .isEqualTo(Path.of("docker", "..", "docker", "Dockerfile"));
         }
-        assertThat(((Map<String, Object>) service("broker").get("build")).get("target")).isEqualTo("broker");
+        assertThat(((Map<String, Object>) service("broker").get("build")).get("target"))
+                .isEqualTo("broker");
     }
 
     /**
@@ -214,16 +259,29 @@ class DockerFilesIT {
         Map<String, Object> secrets = (Map<String, Object>) compose.get("secrets");
 
         assertThat(Files.readAllLines(COMPOSE_HA).get(0)).startsWith("#");
-        assertThat(services).containsOnlyKeys("postgres-primary", "postgres-standby", "database-setup",
-                "broker-primary", "broker-backup", "payment-consumer-a", "payment-consumer-b");
+        assertThat(services)
+                .containsOnlyKeys(
+                        "postgres-primary",
+                        "postgres-standby",
+                        "database-setup",
+                        "broker-primary",
+                        "broker-backup",
+                        "payment-consumer-a",
+                        "payment-consumer-b");
         for (Map.Entry<String, Map<String, Object>> entry : services.entrySet()) {
             String name = entry.getKey();
             Map<String, Object> service = entry.getValue();
-            String single = name.startsWith("postgres") ? "postgres" : name.startsWith("broker") ? "broker"
-                    : name.startsWith("payment-consumer") ? "payment-consumer" : name;
-            assertThat(service.get("image")).as("%s: the image of compose.yaml", name)
+            String single = name.startsWith("postgres")
+                    ? "postgres"
+                    : name.startsWith("broker")
+                            ? "broker"
+                            : name.startsWith("payment-consumer") ? "payment-consumer" : name;
+            assertThat(service.get("image"))
+                    .as("%s: the image of compose.yaml", name)
                     .isEqualTo(service(single).get("image"));
-            assertThat(service.get("restart")).as(name).isEqualTo(single.equals("database-setup") ? "no" : "unless-stopped");
+            assertThat(service.get("restart"))
+                    .as(name)
+                    .isEqualTo(single.equals("database-setup") ? "no" : "unless-stopped");
             for (String port : (List<String>) service.getOrDefault("ports", List.of())) {
                 assertThat(port).as(name).startsWith(LOOPBACK_UNLESS_CONFIGURED);
             }
@@ -238,16 +296,24 @@ class DockerFilesIT {
             });
             for (String volume : (List<String>) service.getOrDefault("volumes", List.of())) {
                 if (volume.startsWith("./")) {
-                    assertThat(Path.of("docker").resolve(volume.substring(2, volume.indexOf(':')))).as(name).exists();
+                    assertThat(Path.of("docker").resolve(volume.substring(2, volume.indexOf(':'))))
+                            .as(name)
+                            .exists();
                 }
             }
         }
 
-        Map<String, Object> primary = (Map<String, Object>) services.get("broker-primary").get("environment");
-        Map<String, Object> backup = (Map<String, Object>) services.get("broker-backup").get("environment");
-        assertThat(primary).containsEntry("BROKER_HA_ROLE", "primary").containsEntry("BROKER_PEER_HOST", "broker-backup")
+        Map<String, Object> primary =
+                (Map<String, Object>) services.get("broker-primary").get("environment");
+        Map<String, Object> backup =
+                (Map<String, Object>) services.get("broker-backup").get("environment");
+        assertThat(primary)
+                .containsEntry("BROKER_HA_ROLE", "primary")
+                .containsEntry("BROKER_PEER_HOST", "broker-backup")
                 .containsEntry("BROKER_ANNOUNCE_HOST", "broker-primary");
-        assertThat(backup).containsEntry("BROKER_HA_ROLE", "backup").containsEntry("BROKER_PEER_HOST", "broker-primary")
+        assertThat(backup)
+                .containsEntry("BROKER_HA_ROLE", "backup")
+                .containsEntry("BROKER_PEER_HOST", "broker-primary")
                 .containsEntry("BROKER_ANNOUNCE_HOST", "broker-backup");
         assertThat(primary.get("BROKER_STORE")).isEqualTo(backup.get("BROKER_STORE"));
         String store = "broker-store:" + primary.get("BROKER_STORE");
@@ -256,17 +322,25 @@ class DockerFilesIT {
         assertThat(Files.readString(DOCKERFILE)).contains("chown artemis:artemis " + primary.get("BROKER_STORE"));
 
         String init = Files.readString(Path.of("docker", "postgres-primary-init.sh"));
-        assertThat(init).contains("ALTER SYSTEM SET synchronous_commit = 'on'",
-                "ALTER SYSTEM SET synchronous_standby_names = '*'", "host replication replicator");
+        assertThat(init)
+                .contains(
+                        "ALTER SYSTEM SET synchronous_commit = 'on'",
+                        "ALTER SYSTEM SET synchronous_standby_names = '*'",
+                        "host replication replicator");
         assertThat(String.valueOf(services.get("postgres-primary").get("command")))
-                .as("set where ALTER SYSTEM can clear it after a promotion").doesNotContain("synchronous");
+                .as("set where ALTER SYSTEM can clear it after a promotion")
+                .doesNotContain("synchronous");
         assertThat(Files.readString(Path.of("docker", "postgres-standby-start.sh")))
                 .contains("pg_basebackup", " -R", "application_name=", "exec docker-entrypoint.sh");
 
         for (String consumer : List.of("payment-consumer-a", "payment-consumer-b")) {
-            Map<String, Object> environment = (Map<String, Object>) services.get(consumer).get("environment");
-            assertThat(environment).as(consumer).containsEntry("BROKER_HOST", "broker-primary")
-                    .containsEntry("BROKER_BACKUP_HOST", "broker-backup").containsEntry("DB_HOST", "postgres-primary")
+            Map<String, Object> environment =
+                    (Map<String, Object>) services.get(consumer).get("environment");
+            assertThat(environment)
+                    .as(consumer)
+                    .containsEntry("BROKER_HOST", "broker-primary")
+                    .containsEntry("BROKER_BACKUP_HOST", "broker-backup")
+                    .containsEntry("DB_HOST", "postgres-primary")
                     .containsEntry("DB_STANDBY_HOST", "postgres-standby");
         }
         assertThat(Files.readString(Path.of("docker", "start.sh"))).contains("BROKER_BACKUP_HOST=", "DB_STANDBY_HOST=");
@@ -275,10 +349,13 @@ class DockerFilesIT {
     @Test
     @SuppressWarnings("unchecked")
     void theApplicationConnectsAsItsOwnRolesAndGetsEveryDocumentedSetting() throws IOException {
-        Map<String, Object> environment = (Map<String, Object>) service("payment-consumer").get("environment");
-        Map<String, Object> setup = (Map<String, Object>) service("database-setup").get("environment");
+        Map<String, Object> environment =
+                (Map<String, Object>) service("payment-consumer").get("environment");
+        Map<String, Object> setup =
+                (Map<String, Object>) service("database-setup").get("environment");
 
-        assertThat(environment.get("DB_USER")).isNotIn("postgres", environment.get("DB_OWNER_USER"))
+        assertThat(environment.get("DB_USER"))
+                .isNotIn("postgres", environment.get("DB_OWNER_USER"))
                 .isEqualTo(setup.get("DB_USER"));
         assertThat(environment.get("DB_OWNER_USER")).isNotEqualTo("postgres").isEqualTo(setup.get("DB_OWNER_USER"));
 
@@ -307,7 +384,8 @@ class DockerFilesIT {
         assertThat(targets).containsExactly("payment-consumer:8080", "broker:9404");
         for (String target : targets) {
             String[] hostPort = target.split(":");
-            assertThat((List<String>) service(hostPort[0]).get("ports")).as(target)
+            assertThat((List<String>) service(hostPort[0]).get("ports"))
+                    .as(target)
                     .anyMatch(port -> port.endsWith(":" + hostPort[1]));
         }
         assertThat(Files.readString(Path.of("docker", "Dockerfile"))).contains("BROKER_METRICS_HOST=0.0.0.0");

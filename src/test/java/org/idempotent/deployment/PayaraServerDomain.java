@@ -43,13 +43,20 @@ final class PayaraServerDomain implements AutoCloseable {
     static PayaraServerDomain createAndStart(Path installation, Path domainDir) throws IOException {
         Path asadmin = installation.resolve("bin").resolve("asadmin");
         if (!Files.isExecutable(asadmin)) {
-            throw new IllegalStateException("no Payara Server at " + installation + " (mvn pre-integration-test unpacks it)");
+            throw new IllegalStateException(
+                    "no Payara Server at " + installation + " (mvn pre-integration-test unpacks it)");
         }
         Commands.deleteRecursively(domainDir);
         Files.createDirectories(domainDir);
         PayaraServerDomain domain = new PayaraServerDomain(asadmin, domainDir, freePortBase(14800));
-        domain.run("create-domain", "--nopassword", "--portbase", String.valueOf(domain.portBase),
-                "--domaindir", domainDir.toString(), NAME);
+        domain.run(
+                "create-domain",
+                "--nopassword",
+                "--portbase",
+                String.valueOf(domain.portBase),
+                "--domaindir",
+                domainDir.toString(),
+                NAME);
         domain.run("start-domain", "--domaindir", domainDir.toString(), NAME);
         domain.started = true;
         return domain;
@@ -105,12 +112,29 @@ final class PayaraServerDomain implements AutoCloseable {
         for (String instance : instances) {
             int base = freePortBase(from);
             from = base + 1000;
-            run("--port", String.valueOf(adminPort()), "create-instance", "--node", "localhost-" + NAME, "--portbase",
-                    String.valueOf(base), instance);
-            run("--port", String.valueOf(adminPort()), "add-instance-to-deployment-group", "--instance", instance,
-                    "--deploymentgroup", group);
-            run("--port", String.valueOf(adminPort()), "set", "configs.config." + instance
-                    + "-config.ejb-container.ejb-timer-service.ejb-timer-service=DataGrid");
+            run(
+                    "--port",
+                    String.valueOf(adminPort()),
+                    "create-instance",
+                    "--node",
+                    "localhost-" + NAME,
+                    "--portbase",
+                    String.valueOf(base),
+                    instance);
+            run(
+                    "--port",
+                    String.valueOf(adminPort()),
+                    "add-instance-to-deployment-group",
+                    "--instance",
+                    instance,
+                    "--deploymentgroup",
+                    group);
+            run(
+                    "--port",
+                    String.valueOf(adminPort()),
+                    "set",
+                    "configs.config." + instance
+                            + "-config.ejb-container.ejb-timer-service.ejb-timer-service=DataGrid");
             httpPorts.put(instance, base + 80);
         }
         run("--port", String.valueOf(adminPort()), "start-deployment-group", group);

@@ -40,7 +40,8 @@ class PayaraServerGroupIT {
     private static final String GROUP = "payments-group";
     private static final List<String> INSTANCES = List.of("payments-1", "payments-2");
     private static final Duration PATIENCE = Duration.ofMinutes(3);
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     private static Settings settings;
     private static PayaraServerDomain domain;
@@ -55,19 +56,24 @@ class PayaraServerGroupIT {
                 // Small batches: a purge long enough to be seen at work, batch after batch.
                 .with("RETENTION_BATCH_SIZE", "100");
         Database.recreate(settings);
-        domain = PayaraServerDomain.createAndStart(INSTALLATION,
-                Path.of("target", "payara-server-group").toAbsolutePath());
-        domain.createDeploymentGroup(GROUP, INSTANCES).forEach((name, port) ->
-                instances.put(name, path -> URI.create("http://localhost:" + port + path)));
+        domain = PayaraServerDomain.createAndStart(
+                INSTALLATION, Path.of("target", "payara-server-group").toAbsolutePath());
+        domain.createDeploymentGroup(GROUP, INSTANCES)
+                .forEach((name, port) -> instances.put(name, path -> URI.create("http://localhost:" + port + path)));
 
         Map<String, String> environment = domain.setupEnvironment(settings);
         environment.put("TARGET", GROUP);
         Commands.run(List.of("server-config/setup-payara-server.sh"), environment);
 
         for (PayaraInstance instance : instances.values()) {
-            await().atMost(PATIENCE).ignoreExceptions().untilAsserted(() -> assertThat(HTTP.send(
-                    HttpRequest.newBuilder(instance.uri("/health/ready")).build(), HttpResponse.BodyHandlers.ofString())
-                    .statusCode()).isEqualTo(200));
+            await().atMost(PATIENCE)
+                    .ignoreExceptions()
+                    .untilAsserted(() -> assertThat(HTTP.send(
+                                            HttpRequest.newBuilder(instance.uri("/health/ready"))
+                                                    .build(),
+                                            HttpResponse.BodyHandlers.ofString())
+                                    .statusCode())
+                            .isEqualTo(200));
         }
     }
 
@@ -91,7 +97,8 @@ class PayaraServerGroupIT {
         }
 
         Ledger ledger = new Ledger(settings);
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(200 * 100));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(200 * 100));
         for (String name : INSTANCES) {
             InstanceMetrics metrics = new InstanceMetrics(instances.get(name));
             assertThat(metrics.outcome("applied")).as("%s applied some", name).isPositive();
@@ -110,7 +117,9 @@ class PayaraServerGroupIT {
 
         assertThat(seen.expiredLeft()).as("every expired row purged").isZero();
         assertThat(seen.samplesAtWork()).as("purges observed at work").isPositive();
-        assertThat(seen.most()).as("purges at work at the same moment, across the group").isEqualTo(1);
+        assertThat(seen.most())
+                .as("purges at work at the same moment, across the group")
+                .isEqualTo(1);
     }
 
     @Test
@@ -119,24 +128,32 @@ class PayaraServerGroupIT {
         try {
             String console = "http://127.0.0.1:" + domain.adminPort();
             // The console is deployed on first use: the first requests answer 202 while it loads.
-            await().atMost(PATIENCE).pollInterval(Duration.ofSeconds(2)).ignoreExceptions().until(() -> {
-                browser.get(console + "/dg/dgs.jsf");
-                return !rows(browser, GROUP).isEmpty();
-            });
+            await().atMost(PATIENCE)
+                    .pollInterval(Duration.ofSeconds(2))
+                    .ignoreExceptions()
+                    .until(() -> {
+                        browser.get(console + "/dg/dgs.jsf");
+                        return !rows(browser, GROUP).isEmpty();
+                    });
             HeadlessChromium.screenshot(browser, "payara-server-deployment-groups");
             browser.get(console + "/dg/dgInstances.jsf?dgName=" + GROUP);
-            await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
-                    .until(() -> INSTANCES.stream().allMatch(name -> !rows(browser, name).isEmpty()));
+            await().atMost(Duration.ofSeconds(30))
+                    .ignoreExceptions()
+                    .until(() -> INSTANCES.stream()
+                            .allMatch(name -> !rows(browser, name).isEmpty()));
             HeadlessChromium.screenshot(browser, "payara-server-deployment-group-instances");
             for (String name : INSTANCES) {
                 assertThat(rows(browser, name).get(0).getText()).as(name).contains("Running");
             }
             browser.get(console + "/dg/dgApplications.jsf?dgName=" + GROUP);
-            await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
+            await().atMost(Duration.ofSeconds(30))
+                    .ignoreExceptions()
                     .until(() -> !rows(browser, "payment-consumer").isEmpty());
             HeadlessChromium.screenshot(browser, "payara-server-deployment-group-applications");
 
-            assertThat(rows(browser, "payment-consumer")).as("the application deployed to the group").hasSize(1);
+            assertThat(rows(browser, "payment-consumer"))
+                    .as("the application deployed to the group")
+                    .hasSize(1);
         } finally {
             browser.quit();
         }

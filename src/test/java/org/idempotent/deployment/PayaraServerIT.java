@@ -17,9 +17,9 @@ import java.util.Map;
 import java.util.UUID;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.stack.AdminClient;
-import org.idempotent.stack.HeadlessChromium;
 import org.idempotent.stack.Commands;
 import org.idempotent.stack.Database;
+import org.idempotent.stack.HeadlessChromium;
 import org.idempotent.stack.Ledger;
 import org.idempotent.stack.PayaraInstance;
 import org.idempotent.stack.Settings;
@@ -40,12 +40,25 @@ class PayaraServerIT {
             .resolve("payara6");
     private static final Duration PATIENCE = Duration.ofMinutes(2);
     /** Every setting the application reads (README, Configuration): each a domain property after the setup. */
-    private static final List<String> CONFIG_KEYS = List.of("PAYMENTS_QUEUE", "DEAD_LETTER_QUEUE", "CONFLICTS_QUEUE",
-            "QUARANTINE_QUEUE", "CONSUMER_MAX_SESSIONS", "CONSUMER_STUCK_SECONDS", "RETENTION_DAYS",
-            "RETENTION_BATCH_SIZE", "RETENTION_TIME_BUDGET_SECONDS", "RETENTION_SCHEDULE",
-            "BROKER_MAX_DELIVERY_ATTEMPTS", "BROKER_MAX_REDELIVERY_DELAY_SECONDS", "DLQ_REPLAY_DAYS",
-            "ANNOUNCEMENT_ADDRESS", "ANNOUNCEMENT_RETENTION_DAYS");
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private static final List<String> CONFIG_KEYS = List.of(
+            "PAYMENTS_QUEUE",
+            "DEAD_LETTER_QUEUE",
+            "CONFLICTS_QUEUE",
+            "QUARANTINE_QUEUE",
+            "CONSUMER_MAX_SESSIONS",
+            "CONSUMER_STUCK_SECONDS",
+            "RETENTION_DAYS",
+            "RETENTION_BATCH_SIZE",
+            "RETENTION_TIME_BUDGET_SECONDS",
+            "RETENTION_SCHEDULE",
+            "BROKER_MAX_DELIVERY_ATTEMPTS",
+            "BROKER_MAX_REDELIVERY_DELAY_SECONDS",
+            "DLQ_REPLAY_DAYS",
+            "ANNOUNCEMENT_ADDRESS",
+            "ANNOUNCEMENT_RETENTION_DAYS");
+
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     private static Settings settings;
     private static PayaraServerDomain domain;
@@ -55,26 +68,28 @@ class PayaraServerIT {
 
     @BeforeAll
     static void setUpDomain() throws Exception {
-        settings = Settings.fromEnvironment()
-                .with("DB_NAME", "payments_it_server")
-                .with("PAYMENTS_QUEUE", "it.server");
+        settings =
+                Settings.fromEnvironment().with("DB_NAME", "payments_it_server").with("PAYMENTS_QUEUE", "it.server");
         Database.recreate(settings);
-        domain = PayaraServerDomain.createAndStart(INSTALLATION, Path.of("target", "payara-server-domains").toAbsolutePath());
+        domain = PayaraServerDomain.createAndStart(
+                INSTALLATION, Path.of("target", "payara-server-domains").toAbsolutePath());
         server = path -> URI.create("http://localhost:" + domain.httpPort() + path);
 
         Map<String, String> environment = domain.setupEnvironment(settings);
         // First against a database that does not exist: it stops before deploying and says what to do.
         Map<String, String> missingDatabase = new HashMap<>(environment);
         missingDatabase.put("DB_NAME", "payments_it_server_missing");
-        missingDatabaseSetup = assertThrows(IllegalStateException.class,
-                () -> Commands.run(List.of("server-config/setup-payara-server.sh"), missingDatabase)).getMessage();
+        missingDatabaseSetup = assertThrows(
+                        IllegalStateException.class,
+                        () -> Commands.run(List.of("server-config/setup-payara-server.sh"), missingDatabase))
+                .getMessage();
         Commands.run(List.of("server-config/setup-payara-server.sh"), environment);
         // Run again on the domain it just set up: it converges, and exits 0.
         secondSetup = Commands.run(List.of("server-config/setup-payara-server.sh"), environment);
 
         await().atMost(PATIENCE).ignoreExceptions().untilAsserted(() -> {
-            HttpResponse<String> ready = HTTP.send(HttpRequest.newBuilder(server.uri("/health/ready")).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> ready = HTTP.send(
+                    HttpRequest.newBuilder(server.uri("/health/ready")).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(ready.statusCode()).isEqualTo(200);
             assertThat(ready.body()).contains("payment-consumer");
         });
@@ -101,15 +116,20 @@ class PayaraServerIT {
         }
 
         Ledger ledger = new Ledger(settings);
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(4007));
-        assertThat(AdminClient.anonymous(server).get("/admin/stats").statusCode()).isEqualTo(401);
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(4007));
+        assertThat(AdminClient.anonymous(server).get("/admin/stats").statusCode())
+                .isEqualTo(401);
         assertThat(AdminClient.as(server, settings.get("ADMIN_USER"), settings.get("ADMIN_PASSWORD"))
-                .get("/admin/stats").statusCode()).isEqualTo(200);
+                        .get("/admin/stats")
+                        .statusCode())
+                .isEqualTo(200);
     }
 
     @Test
     void theSetupStopsBeforeDeployingWhenTheDatabaseDoesNotExist() {
-        assertThat(missingDatabaseSetup).contains("payments_it_server_missing", "does not answer", "createdb")
+        assertThat(missingDatabaseSetup)
+                .contains("payments_it_server_missing", "does not answer", "createdb")
                 .doesNotContain("Application deployed with name payment-consumer");
     }
 
@@ -119,20 +139,25 @@ class PayaraServerIT {
      */
     @Test
     void theSetupRunAgainConvergesOnTheSameDomain() throws Exception {
-        assertThat(secondSetup).contains("Command undeploy executed successfully",
-                "Command delete-jdbc-connection-pool executed successfully",
-                "Command update-password-alias executed successfully", "Command deploy executed successfully")
+        assertThat(secondSetup)
+                .contains(
+                        "Command undeploy executed successfully",
+                        "Command delete-jdbc-connection-pool executed successfully",
+                        "Command update-password-alias executed successfully",
+                        "Command deploy executed successfully")
                 .doesNotContain("failed");
-        assertThat(Files.readString(domain.domainXml())).containsOnlyOnce(" jndi-name=\"jdbc/payments\"")
-                .containsOnlyOnce(" name=\"payments-jms-pool\"").containsOnlyOnce(" name=\"payments-pool\"");
+        assertThat(Files.readString(domain.domainXml()))
+                .containsOnlyOnce(" jndi-name=\"jdbc/payments\"")
+                .containsOnlyOnce(" name=\"payments-jms-pool\"")
+                .containsOnlyOnce(" name=\"payments-pool\"");
     }
 
     /** Every health endpoint answers 200 on Payara Server too (the liveness setting comes from the domain). */
     @Test
     void healthEndpointsAnswer200() throws Exception {
         for (String path : List.of("/health", "/health/live", "/health/ready")) {
-            HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(server.uri(path)).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> response =
+                    HTTP.send(HttpRequest.newBuilder(server.uri(path)).build(), HttpResponse.BodyHandlers.ofString());
             assertThat(response.statusCode()).as(path + ": " + response.body()).isEqualTo(200);
         }
     }
@@ -151,25 +176,36 @@ class PayaraServerIT {
         try {
             String console = "http://127.0.0.1:" + domain.adminPort();
             // The console is deployed on first use: the first requests answer 202 while it loads.
-            await().atMost(PATIENCE).pollInterval(Duration.ofSeconds(2)).ignoreExceptions().until(() -> {
-                browser.get(console + "/common/applications/applications.jsf");
-                return !mainTableRows(browser, "payment-consumer").isEmpty();
-            });
-            assertListed(browser, console + "/common/applications/applications.jsf", "payment-consumer", "applications");
+            await().atMost(PATIENCE)
+                    .pollInterval(Duration.ofSeconds(2))
+                    .ignoreExceptions()
+                    .until(() -> {
+                        browser.get(console + "/common/applications/applications.jsf");
+                        return !mainTableRows(browser, "payment-consumer").isEmpty();
+                    });
+            assertListed(
+                    browser, console + "/common/applications/applications.jsf", "payment-consumer", "applications");
             assertListed(browser, console + "/jdbc/jdbcConnectionPools.jsf", "payments-pool", "jdbc-pools");
             assertListed(browser, console + "/jdbc/jdbcResources.jsf", "jdbc/payments", "jdbc-resources");
             assertListed(browser, console + "/jca/resourceAdapterConfigs.jsf", "artemis-ra", "resource-adapters");
-            assertListed(browser, console + "/jca/connectorConnectionPools.jsf", "payments-jms-pool", "connector-pools");
-            assertListed(browser, console + "/jca/connectorResources.jsf", "jms/paymentsConnectionFactory",
+            assertListed(
+                    browser, console + "/jca/connectorConnectionPools.jsf", "payments-jms-pool", "connector-pools");
+            assertListed(
+                    browser,
+                    console + "/jca/connectorResources.jsf",
+                    "jms/paymentsConnectionFactory",
                     "connector-resources");
             // Configurations > server-config > MicroProfile > Config, Property tab, source "domain": every key, each
             // in an editable name field of the page's property table.
             browser.get(console + "/microprofile/microprofile/specs/configAPI/propertyConfiguration.jsf"
                     + "?source=domain&configName=server-config");
-            await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
+            await().atMost(Duration.ofSeconds(30))
+                    .ignoreExceptions()
                     .until(() -> !propertyNames(browser).isEmpty());
             HeadlessChromium.screenshot(browser, "payara-server-microprofile-config");
-            assertThat(propertyNames(browser)).as("the domain's MicroProfile Config properties").containsAll(CONFIG_KEYS);
+            assertThat(propertyNames(browser))
+                    .as("the domain's MicroProfile Config properties")
+                    .containsAll(CONFIG_KEYS);
         } finally {
             browser.quit();
         }
@@ -177,7 +213,8 @@ class PayaraServerIT {
 
     private static void assertListed(WebDriver browser, String page, String name, String screenshot) throws Exception {
         browser.get(page);
-        await().atMost(Duration.ofSeconds(30)).ignoreExceptions()
+        await().atMost(Duration.ofSeconds(30))
+                .ignoreExceptions()
                 .until(() -> !mainTableRows(browser, name).isEmpty());
         HeadlessChromium.screenshot(browser, "payara-server-" + screenshot);
         assertThat(mainTableRows(browser, name)).as("%s lists %s", page, name).hasSize(1);
@@ -185,8 +222,11 @@ class PayaraServerIT {
 
     /** The names in the property table's row headers, which the console shows as text fields. */
     private static List<String> propertyNames(WebDriver browser) {
-        return browser.findElements(By.xpath("//table[contains(concat(' ', @class, ' '), ' Tbl_sun4 ')]//tr/th//input"))
-                .stream().map(field -> field.getAttribute("value")).toList();
+        return browser
+                .findElements(By.xpath("//table[contains(concat(' ', @class, ' '), ' Tbl_sun4 ')]//tr/th//input"))
+                .stream()
+                .map(field -> field.getAttribute("value"))
+                .toList();
     }
 
     private static List<WebElement> mainTableRows(WebDriver browser, String name) {

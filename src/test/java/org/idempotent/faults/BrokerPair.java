@@ -62,8 +62,12 @@ final class BrokerPair implements AutoCloseable {
         /** How often it has announced itself as a live broker's backup, over every start. */
         long backupAnnouncements() {
             try {
-                return process == null ? 0 : Files.readString(process.log()).lines()
-                        .filter(line -> line.contains("AMQ221031")).count();
+                return process == null
+                        ? 0
+                        : Files.readString(process.log())
+                                .lines()
+                                .filter(line -> line.contains("AMQ221031"))
+                                .count();
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
@@ -89,8 +93,17 @@ final class BrokerPair implements AutoCloseable {
     }
 
     private static Map<String, String> pairSettings(String role, String store, Settings peer) {
-        return Map.of("BROKER_HA_ROLE", role, "BROKER_STORE", store, "BROKER_PEER_HOST", "127.0.0.1",
-                "BROKER_PEER_PORT", peer.get("BROKER_PORT"), "BROKER_CLUSTER_PASSWORD", CLUSTER_PASSWORD);
+        return Map.of(
+                "BROKER_HA_ROLE",
+                role,
+                "BROKER_STORE",
+                store,
+                "BROKER_PEER_HOST",
+                "127.0.0.1",
+                "BROKER_PEER_PORT",
+                peer.get("BROKER_PORT"),
+                "BROKER_CLUSTER_PASSWORD",
+                CLUSTER_PASSWORD);
     }
 
     /** The consumers' and producers' settings: the primary, with the backup as BROKER_BACKUP_*. */
@@ -119,8 +132,9 @@ final class BrokerPair implements AutoCloseable {
     void failBack(String queue) {
         long announced = backup.backupAnnouncements();
         primary.start();
-        await().atMost(Duration.ofMinutes(2)).ignoreExceptions().until(() -> primary.messageCount(queue) >= 0
-                && backup.backupAnnouncements() > announced);
+        await().atMost(Duration.ofMinutes(2))
+                .ignoreExceptions()
+                .until(() -> primary.messageCount(queue) >= 0 && backup.backupAnnouncements() > announced);
     }
 
     /** The primary stopped cleanly (maintenance): it hands over to the backup before it goes. */

@@ -52,8 +52,8 @@ class FailoverSuiteIT {
     private static final Duration DRAIN = Duration.ofMinutes(5);
     private static final long SEED = Long.getLong("faults.seed", 20261201L);
     private static final Path REPORT = Path.of("target", "failover-suite.txt");
-    private static final String HEADER = String.format("%-34s %6s %5s %6s %10s %9s %9s",
-            "scenario", "sent", "lost", "double", "resume ms", "before/s", "after/s");
+    private static final String HEADER = String.format(
+            "%-34s %6s %5s %6s %10s %9s %9s", "scenario", "sent", "lost", "double", "resume ms", "before/s", "after/s");
 
     private PostgresPair database;
     private FaultStack stack;
@@ -66,8 +66,18 @@ class FailoverSuiteIT {
         Files.deleteIfExists(REPORT);
         Path root = Settings.fromEnvironment().stackDir().resolve("failover");
         database = PostgresPair.create(root.resolve("postgres"), true);
-        stack = FaultStack.highlyAvailable("failover", Map.of("CONSUMER_MAX_SESSIONS", "4", "DB_POOL_MAX", "8",
-                "RETENTION_SCHEDULE", "second=*/5;minute=*;hour=*", "RETENTION_BATCH_SIZE", "500"), database);
+        stack = FaultStack.highlyAvailable(
+                "failover",
+                Map.of(
+                        "CONSUMER_MAX_SESSIONS",
+                        "4",
+                        "DB_POOL_MAX",
+                        "8",
+                        "RETENTION_SCHEDULE",
+                        "second=*/5;minute=*;hour=*",
+                        "RETENTION_BATCH_SIZE",
+                        "500"),
+                database);
         for (String name : List.of("consumer-a", "consumer-b", "consumer-c")) {
             consumers.add(stack.startInstance(name));
         }
@@ -92,8 +102,10 @@ class FailoverSuiteIT {
         stack.brokerPair().primary().kill();
 
         Summary summary = check("broker primary kill -9", run.workload(), run.started(), killed);
-        assertThat(consumers).allSatisfy(consumer -> assertThat(consumer.starts()).isEqualTo(1));
-        assertThat(summary.redelivered()).as("what the primary had delivered and not seen acknowledged, redelivered")
+        assertThat(consumers)
+                .allSatisfy(consumer -> assertThat(consumer.starts()).isEqualTo(1));
+        assertThat(summary.redelivered())
+                .as("what the primary had delivered and not seen acknowledged, redelivered")
                 .isPositive();
     }
 
@@ -108,7 +120,8 @@ class FailoverSuiteIT {
     void switchOverAndFailBackUnderLoadServeNothingTwice() throws Exception {
         stack.brokerPair().failBack(queue());
         assertThat(stack.brokerPair().primary().messageCount(queue()))
-                .as("the restarted primary's queue, read from the journal the backup wrote").isZero();
+                .as("the restarted primary's queue, read from the journal the backup wrote")
+                .isZero();
 
         Running run = runUntilAThirdIsApplied("switchover");
         Instant switched = Instant.now();
@@ -151,7 +164,8 @@ class FailoverSuiteIT {
         database.failOver();
 
         check("database crash, synchronous", run.workload(), run.started(), killed);
-        assertThat(consumers).allSatisfy(consumer -> assertThat(consumer.starts()).isLessThanOrEqualTo(2));
+        assertThat(consumers)
+                .allSatisfy(consumer -> assertThat(consumer.starts()).isLessThanOrEqualTo(2));
         assertThat(database.primary()).isNotSameAs(old);
     }
 
@@ -164,9 +178,9 @@ class FailoverSuiteIT {
         assertThat(rejoined.inRecovery()).isTrue();
         try (Connection connection = rejoined.connect(stack.settings().get("DB_NAME"));
                 Statement statement = connection.createStatement()) {
-            assertThatThrownBy(() -> statement.executeUpdate(
-                    "UPDATE accounts SET balance_cents = balance_cents + 1"))
-                    .isInstanceOfSatisfying(SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("25006"));
+            assertThatThrownBy(() -> statement.executeUpdate("UPDATE accounts SET balance_cents = balance_cents + 1"))
+                    .isInstanceOfSatisfying(
+                            SQLException.class, e -> assertThat(e.getSQLState()).isEqualTo("25006"));
         }
         // The consumers never use it: a payment after the rejoin lands on the primary only (checked by the invariant
         // of the next scenario), and listing the standby first does not change that (jdbcUrl is primary-first).
@@ -190,14 +204,17 @@ class FailoverSuiteIT {
         send(workload);
         await().atMost(Duration.ofMinutes(1)).until(() -> waitingForStandby() > 0);
         // Longer than any timeout on the way (the adapter's 10 s call timeout during failover, the breaker's probe).
-        await().during(Duration.ofSeconds(40)).atMost(Duration.ofSeconds(60))
+        await().during(Duration.ofSeconds(40))
+                .atMost(Duration.ofSeconds(60))
                 .until(() -> rows() == rowsBefore && failed() == failedBefore);
         int terminated = terminateWaiting();
         await().atMost(Duration.ofMinutes(1)).until(() -> failed() > failedBefore);
         database.standby().start();
 
         check("commit waiting for the standby", workload, started, null);
-        assertThat(terminated).as("commits waiting for the standby, ended from outside").isPositive();
+        assertThat(terminated)
+                .as("commits waiting for the standby, ended from outside")
+                .isPositive();
     }
 
     /**
@@ -216,19 +233,29 @@ class FailoverSuiteIT {
         database.primary().crash();
         database.failOver();
 
-        await().atMost(DRAIN).pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
+        await().atMost(DRAIN)
+                .pollInterval(Duration.ofSeconds(1))
+                .ignoreExceptions()
                 .until(() -> stack.messageCount(queue()) == 0);
         long lost = workload.distinct().size() - applied(workload);
-        report(String.format("%-34s %6d %5d %6s %10d %9s %9s   (standby %d bytes behind at the crash)",
-                "database crash, asynchronous", workload.items().size(), lost, "-", resumeMillis(killed), "-", "-",
+        report(String.format(
+                "%-34s %6d %5d %6s %10d %9s %9s   (standby %d bytes behind at the crash)",
+                "database crash, asynchronous",
+                workload.items().size(),
+                lost,
+                "-",
+                resumeMillis(killed),
+                "-",
+                "-",
                 lagBytes));
         // Lost, never doubled: each account holds its applied events' sum exactly, some events short at most.
         Map<String, Long> expected = workload.expectedBalances();
         Map<String, Long> applied = appliedBalances(workload);
-        assertThat(balances(expected.keySet())).as("every account is the sum of its events that survived")
+        assertThat(balances(expected.keySet()))
+                .as("every account is the sum of its events that survived")
                 .isEqualTo(applied);
-        assertThat(lost).as("lost payments are among the distinct events sent").isBetween(0L,
-                (long) workload.distinct().size());
+        assertThat(lost).as("lost payments are among the distinct events sent").isBetween(0L, (long)
+                workload.distinct().size());
         // Not carried into later checks: its balances depend on the loss.
         all = null;
     }
@@ -242,7 +269,9 @@ class FailoverSuiteIT {
 
         assertThat(seen.expiredLeft()).as("every expired row purged").isZero();
         assertThat(seen.samplesAtWork()).as("purges observed at work").isPositive();
-        assertThat(seen.most()).as("purges at work at the same moment, across three instances").isEqualTo(1);
+        assertThat(seen.most())
+                .as("purges at work at the same moment, across three instances")
+                .isEqualTo(1);
     }
 
     /** A scenario's workload while it runs: sent, and a third of it applied, when the fault comes. */
@@ -269,8 +298,15 @@ class FailoverSuiteIT {
     private Summary check(String scenario, Workload workload, long started, Instant fault) throws Exception {
         Summary summary = Invariant.checkRunning(scenario, stack, all, workload, started, DRAIN);
         double[] rates = fault == null ? new double[] {0, 0} : rates(fault);
-        report(String.format("%-34s %6d %5d %6d %10s %9.0f %9.0f", scenario, workload.items().size(), summary.lost(),
-                summary.twice(), fault == null ? "-" : String.valueOf(resumeMillis(fault)), rates[0], rates[1]));
+        report(String.format(
+                "%-34s %6d %5d %6d %10s %9.0f %9.0f",
+                scenario,
+                workload.items().size(),
+                summary.lost(),
+                summary.twice(),
+                fault == null ? "-" : String.valueOf(resumeMillis(fault)),
+                rates[0],
+                rates[1]));
         return summary;
     }
 
@@ -280,15 +316,18 @@ class FailoverSuiteIT {
      * commit after the fault" would say nothing.
      */
     private long resumeMillis(Instant fault) throws SQLException {
-        try (Connection db = Database.connect(stack.settings()); PreparedStatement query = db.prepareStatement(
-                "SELECT at FROM (SELECT processed_at AS at,"
+        try (Connection db = Database.connect(stack.settings());
+                PreparedStatement query = db.prepareStatement("SELECT at FROM (SELECT processed_at AS at,"
                         + " processed_at - lag(processed_at) OVER (ORDER BY processed_at) AS pause"
                         + " FROM processed_events WHERE processed_at BETWEEN ? AND ?) commits"
                         + " WHERE pause IS NOT NULL ORDER BY pause DESC LIMIT 1")) {
             query.setTimestamp(1, Timestamp.from(fault));
             query.setTimestamp(2, Timestamp.from(fault.plusSeconds(60)));
             try (ResultSet row = query.executeQuery()) {
-                return row.next() ? Duration.between(fault, row.getTimestamp(1).toInstant()).toMillis() : -1;
+                return row.next()
+                        ? Duration.between(fault, row.getTimestamp(1).toInstant())
+                                .toMillis()
+                        : -1;
             }
         }
     }
@@ -297,13 +336,15 @@ class FailoverSuiteIT {
     private double[] rates(Instant fault) throws SQLException {
         long resume = resumeMillis(fault);
         Instant after = fault.plusMillis(Math.max(resume, 0));
-        return new double[] {countBetween(fault.minusSeconds(5), fault) / 5.0,
-            countBetween(after, after.plusSeconds(5)) / 5.0};
+        return new double[] {
+            countBetween(fault.minusSeconds(5), fault) / 5.0, countBetween(after, after.plusSeconds(5)) / 5.0
+        };
     }
 
     private long countBetween(Instant from, Instant to) throws SQLException {
-        try (Connection db = Database.connect(stack.settings()); PreparedStatement query = db.prepareStatement(
-                "SELECT count(*) FROM processed_events WHERE processed_at >= ? AND processed_at < ?")) {
+        try (Connection db = Database.connect(stack.settings());
+                PreparedStatement query = db.prepareStatement(
+                        "SELECT count(*) FROM processed_events WHERE processed_at >= ? AND processed_at < ?")) {
             query.setTimestamp(1, Timestamp.from(from));
             query.setTimestamp(2, Timestamp.from(to));
             try (ResultSet row = query.executeQuery()) {
@@ -317,7 +358,10 @@ class FailoverSuiteIT {
         System.out.println(HEADER);
         System.out.println(row);
         boolean fresh = !Files.exists(REPORT);
-        Files.writeString(REPORT, (fresh ? HEADER + "\n" : "") + row + "\n", StandardOpenOption.CREATE,
+        Files.writeString(
+                REPORT,
+                (fresh ? HEADER + "\n" : "") + row + "\n",
+                StandardOpenOption.CREATE,
                 StandardOpenOption.APPEND);
     }
 
@@ -327,8 +371,9 @@ class FailoverSuiteIT {
     }
 
     private long applied(Workload workload) throws SQLException {
-        try (Connection db = Database.connect(stack.settings()); PreparedStatement query = db.prepareStatement(
-                "SELECT count(*) FROM processed_events WHERE event_id = ANY (?)")) {
+        try (Connection db = Database.connect(stack.settings());
+                PreparedStatement query =
+                        db.prepareStatement("SELECT count(*) FROM processed_events WHERE event_id = ANY (?)")) {
             query.setArray(1, db.createArrayOf("uuid", workload.distinctIds().toArray()));
             try (ResultSet row = query.executeQuery()) {
                 row.next();
@@ -340,8 +385,9 @@ class FailoverSuiteIT {
     /** Per account, the sum of the workload's events that have a dedup record. */
     private Map<String, Long> appliedBalances(Workload workload) throws SQLException {
         Set<UUID> recorded = new HashSet<>();
-        try (Connection db = Database.connect(stack.settings()); PreparedStatement query = db.prepareStatement(
-                "SELECT event_id FROM processed_events WHERE event_id = ANY (?)")) {
+        try (Connection db = Database.connect(stack.settings());
+                PreparedStatement query =
+                        db.prepareStatement("SELECT event_id FROM processed_events WHERE event_id = ANY (?)")) {
             query.setArray(1, db.createArrayOf("uuid", workload.distinctIds().toArray()));
             try (ResultSet rows = query.executeQuery()) {
                 while (rows.next()) {
@@ -350,15 +396,17 @@ class FailoverSuiteIT {
             }
         }
         Map<String, Long> sums = new HashMap<>();
-        workload.distinct().stream().filter(event -> recorded.contains(event.id()))
+        workload.distinct().stream()
+                .filter(event -> recorded.contains(event.id()))
                 .forEach(event -> sums.merge(event.account(), event.amountCents(), Long::sum));
         return sums;
     }
 
     private Map<String, Long> balances(Set<String> accounts) throws SQLException {
         Map<String, Long> balances = new HashMap<>();
-        try (Connection db = Database.connect(stack.settings()); PreparedStatement query = db.prepareStatement(
-                "SELECT id, balance_cents FROM accounts WHERE id = ANY (?)")) {
+        try (Connection db = Database.connect(stack.settings());
+                PreparedStatement query =
+                        db.prepareStatement("SELECT id, balance_cents FROM accounts WHERE id = ANY (?)")) {
             query.setArray(1, db.createArrayOf("text", accounts.toArray()));
             try (ResultSet rows = query.executeQuery()) {
                 while (rows.next()) {
@@ -378,12 +426,13 @@ class FailoverSuiteIT {
     }
 
     private int terminateWaiting() throws SQLException {
-        return (int) single(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE wait_event = 'SyncRep'");
+        return (int)
+                single("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE wait_event = 'SyncRep'");
     }
 
     private long single(String sql) throws SQLException {
-        try (Connection db = Database.connect(stack.settings()); Statement statement = db.createStatement();
+        try (Connection db = Database.connect(stack.settings());
+                Statement statement = db.createStatement();
                 ResultSet row = statement.executeQuery(sql)) {
             row.next();
             return row.getLong(1);
@@ -395,7 +444,9 @@ class FailoverSuiteIT {
     }
 
     private long failed() {
-        return consumers.stream().mapToLong(consumer -> consumer.metrics().outcome("failed")).sum();
+        return consumers.stream()
+                .mapToLong(consumer -> consumer.metrics().outcome("failed"))
+                .sum();
     }
 
     private static int scaled(int count) {

@@ -71,7 +71,7 @@ final class FaultStack implements AutoCloseable {
          * before the kill, so what the dead JVM counted in the last milliseconds is missing from {@link #total}.
          */
         void crashAndRestart() {
-            crashAndRestartAfter(() -> { });
+            crashAndRestartAfter(() -> {});
         }
 
         /** The same, with another failure between the kill and the start (a broker failing over, say). */
@@ -120,14 +120,19 @@ final class FaultStack implements AutoCloseable {
         return new FaultStack(scenario, overrides, List.of(), true, database);
     }
 
-    private FaultStack(String scenario, Map<String, String> overrides, List<String> brokerOptions, boolean pair,
+    private FaultStack(
+            String scenario,
+            Map<String, String> overrides,
+            List<String> brokerOptions,
+            boolean pair,
             PostgresPair database) {
         this.brokerOptions = brokerOptions.toArray(String[]::new);
         Settings base = Settings.fromEnvironment();
-        Settings configured = base
-                .with("DB_NAME", "payments_it_faults")
+        Settings configured = base.with("DB_NAME", "payments_it_faults")
                 .withFreeBrokerPorts()
-                .with("STACK_DIR", base.stackDir().resolve("faults").resolve(scenario).toString());
+                .with(
+                        "STACK_DIR",
+                        base.stackDir().resolve("faults").resolve(scenario).toString());
         if (database != null) {
             configured = database.serversOf(configured);
         }

@@ -70,10 +70,13 @@ class FaultSuiteIT {
             // Beyond the built-in copies: each delivery the broker marked as redelivered came back because a JVM
             // died holding it. (The duplicates column is a lower bound here: a killed JVM takes the counts of its
             // last milliseconds with it.)
-            assertThat(summary.redelivered()).as("the kills made the broker redeliver what the dead JVMs held")
+            assertThat(summary.redelivered())
+                    .as("the kills made the broker redeliver what the dead JVMs held")
                     .isPositive();
-            assertThat(summary.deadLettered()).as("each poison message dead-lettered once, kills or not")
-                    .isEqualTo(workload.poison().size()).isPositive();
+            assertThat(summary.deadLettered())
+                    .as("each poison message dead-lettered once, kills or not")
+                    .isEqualTo(workload.poison().size())
+                    .isPositive();
         }
     }
 
@@ -92,7 +95,8 @@ class FaultSuiteIT {
             long appliedBySecond = second.metrics().outcome("applied");
 
             Invariant.check("two-consumers", stack, workload, started, DRAIN);
-            assertThat(appliedByFirst + appliedBySecond).isEqualTo(workload.distinct().size());
+            assertThat(appliedByFirst + appliedBySecond)
+                    .isEqualTo(workload.distinct().size());
             assertThat(appliedByFirst).as("both consumers took part").isPositive();
             assertThat(appliedBySecond).as("both consumers took part").isPositive();
         }
@@ -113,7 +117,8 @@ class FaultSuiteIT {
             awaitApplied(stack, workload, 0.3);
             PostgresServer.stop();
             try {
-                await().atMost(Duration.ofMinutes(1)).ignoreExceptions()
+                await().atMost(Duration.ofMinutes(1))
+                        .ignoreExceptions()
                         .until(() -> consumer.metrics().outcome("failed") > 0);
             } finally {
                 PostgresServer.start();
@@ -168,7 +173,9 @@ class FaultSuiteIT {
 
             Invariant.check("hot-account", stack, workload, started, DRAIN);
             assertThat(workload.expectedBalances()).hasSize(1);
-            assertThat(failed).as("no deadlock or serialization failure, not even a retried one").isZero();
+            assertThat(failed)
+                    .as("no deadlock or serialization failure, not even a retried one")
+                    .isZero();
         }
     }
 
@@ -192,11 +199,16 @@ class FaultSuiteIT {
             long failedNow = consumer.metrics().outcome("failed") - failed;
 
             Summary summary = Invariant.check("poison-mix", stack, Workload.both(clean, mixed), started, DRAIN);
-            System.out.printf("poison-mix: valid messages drained at %.0f/s with 1%% poison, %.0f/s without: %.2f%n",
+            System.out.printf(
+                    "poison-mix: valid messages drained at %.0f/s with 1%% poison, %.0f/s without: %.2f%n",
                     mixedRate, cleanRate, mixedRate / cleanRate);
             assertThat(summary.deadLettered()).isEqualTo(mixed.poison().size()).isPositive();
-            assertThat(rejectedNow).as("each poison message handled once").isEqualTo(mixed.poison().size());
-            assertThat(failedNow).as("no poison message burns redelivery attempts").isZero();
+            assertThat(rejectedNow)
+                    .as("each poison message handled once")
+                    .isEqualTo(mixed.poison().size());
+            assertThat(failedNow)
+                    .as("no poison message burns redelivery attempts")
+                    .isZero();
         }
     }
 
@@ -212,7 +224,9 @@ class FaultSuiteIT {
         Duration budget = Duration.ofSeconds(1 + 2 + 4 + 4);
         int sessions = 8;
         Workload workload = Workload.of("outage", SEED, scaled(5_000), 0.2, 200, 0);
-        try (FaultStack stack = new FaultStack("database-outage", Map.of("CONSUMER_MAX_SESSIONS", "" + sessions),
+        try (FaultStack stack = new FaultStack(
+                "database-outage",
+                Map.of("CONSUMER_MAX_SESSIONS", "" + sessions),
                 List.of("-Dbroker.max.delivery.attempts=" + attempts, "-Dbroker.max.redelivery.delay=4000"))) {
             Instance consumer = stack.startInstance("outage-consumer");
             long started = System.nanoTime();
@@ -222,17 +236,21 @@ class FaultSuiteIT {
             PostgresServer.stop();
             long failedDuring;
             try {
-                await().atMost(Duration.ofMinutes(1)).ignoreExceptions()
+                await().atMost(Duration.ofMinutes(1))
+                        .ignoreExceptions()
                         .until(() -> consumer.metrics().gauge("payments_database_breaker_open") == 1);
                 // Within readiness's cache time (an answer serves every probe for 2 s).
-                await("readiness while the breaker is open").atMost(Duration.ofSeconds(10))
+                await("readiness while the breaker is open")
+                        .atMost(Duration.ofSeconds(10))
                         .pollInterval(Duration.ofMillis(500))
                         .until(() -> status(consumer.process().uri("/health/ready")) == 503);
                 // Held down for three budgets, while deliveries wait instead of failing.
-                await().during(budget.multipliedBy(3)).atMost(budget.multipliedBy(3).plusSeconds(30))
+                await().during(budget.multipliedBy(3))
+                        .atMost(budget.multipliedBy(3).plusSeconds(30))
                         .until(() -> consumer.metrics().gauge("payments_database_breaker_open") == 1);
                 assertThat(status(consumer.process().uri("/health/live")))
-                        .as("an outage is not a stuck consumer").isEqualTo(200);
+                        .as("an outage is not a stuck consumer")
+                        .isEqualTo(200);
                 failedDuring = consumer.metrics().outcome("failed") - failedBefore;
             } finally {
                 PostgresServer.start();
@@ -242,25 +260,35 @@ class FaultSuiteIT {
             long failed = consumer.metrics().outcome("failed") - failedBefore;
 
             Summary summary = Invariant.check("database-outage", stack, workload, started, DRAIN);
-            System.out.printf("database-outage: %d failed deliveries (%d during the outage) with %d sessions%n",
+            System.out.printf(
+                    "database-outage: %d failed deliveries (%d during the outage) with %d sessions%n",
                     failed, failedDuring, sessions);
             assertThat(summary.deadLettered()).isZero();
             assertThat(consumer.starts()).as("recovered without a restart").isEqualTo(1);
-            assertThat(failed).as("failed deliveries bounded by the sessions, not by messages x attempts")
-                    .isPositive().isLessThanOrEqualTo(2L * sessions);
+            assertThat(failed)
+                    .as("failed deliveries bounded by the sessions, not by messages x attempts")
+                    .isPositive()
+                    .isLessThanOrEqualTo(2L * sessions);
         }
     }
 
     private static int status(URI uri) throws Exception {
-        return HttpClient.newHttpClient().send(HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(20)).build(),
-                HttpResponse.BodyHandlers.discarding()).statusCode();
+        return HttpClient.newHttpClient()
+                .send(
+                        HttpRequest.newBuilder(uri)
+                                .timeout(Duration.ofSeconds(20))
+                                .build(),
+                        HttpResponse.BodyHandlers.discarding())
+                .statusCode();
     }
 
     /** Valid messages per second, from the start of sending until every distinct event is applied. */
     private static double drainRate(FaultStack stack, Workload workload, long rowsBefore) {
         long start = System.nanoTime();
         Traffic.sendAll(stack.settings(), workload.items(), 2);
-        await().atMost(DRAIN).ignoreExceptions().pollInterval(Duration.ofMillis(200))
+        await().atMost(DRAIN)
+                .ignoreExceptions()
+                .pollInterval(Duration.ofMillis(200))
                 .until(() -> rows(stack) >= rowsBefore + workload.distinct().size());
         return workload.validMessages() / ((System.nanoTime() - start) / 1e9);
     }
@@ -281,9 +309,10 @@ class FaultSuiteIT {
     }
 
     private static int terminateConnections(FaultStack stack) throws Exception {
-        try (var db = Database.connect(stack.settings()); PreparedStatement terminate = db.prepareStatement(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                        + "WHERE datname = current_database() AND pid <> pg_backend_pid()");
+        try (var db = Database.connect(stack.settings());
+                PreparedStatement terminate =
+                        db.prepareStatement("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                                + "WHERE datname = current_database() AND pid <> pg_backend_pid()");
                 ResultSet row = terminate.executeQuery()) {
             row.next();
             return row.getInt(1);

@@ -41,8 +41,18 @@ import org.idempotent.stack.Settings;
 final class Invariant {
 
     static final Path REPORT = Path.of("target", "fault-suite.txt");
-    private static final String HEADER = String.format("%-18s %7s %8s %8s %10s %11s %8s %5s %7s %9s %8s",
-            "scenario", "sent", "distinct", "applied", "duplicates", "redelivered", "dead", "lost", "twice", "announced",
+    private static final String HEADER = String.format(
+            "%-18s %7s %8s %8s %10s %11s %8s %5s %7s %9s %8s",
+            "scenario",
+            "sent",
+            "distinct",
+            "applied",
+            "duplicates",
+            "redelivered",
+            "dead",
+            "lost",
+            "twice",
+            "announced",
             "seconds");
 
     /**
@@ -50,12 +60,33 @@ final class Invariant {
      * them ({@code duplicate} outcomes, deliveries the broker marked as redelivered), over every incarnation.
      * {@code twice}: accounts whose balance exceeds the sum of their events.
      */
-    record Summary(String scenario, int sent, int distinct, long applied, long duplicatesAbsorbed, long redelivered,
-            long deadLettered, long lost, long twice, long announced, double seconds) {
+    record Summary(
+            String scenario,
+            int sent,
+            int distinct,
+            long applied,
+            long duplicatesAbsorbed,
+            long redelivered,
+            long deadLettered,
+            long lost,
+            long twice,
+            long announced,
+            double seconds) {
 
         String row() {
-            return String.format("%-18s %7d %8d %8d %10d %11d %8d %5d %7d %9d %8.1f", scenario, sent, distinct, applied,
-                    duplicatesAbsorbed, redelivered, deadLettered, lost, twice, announced, seconds);
+            return String.format(
+                    "%-18s %7d %8d %8d %10d %11d %8d %5d %7d %9d %8.1f",
+                    scenario,
+                    sent,
+                    distinct,
+                    applied,
+                    duplicatesAbsorbed,
+                    redelivered,
+                    deadLettered,
+                    lost,
+                    twice,
+                    announced,
+                    seconds);
         }
     }
 
@@ -75,26 +106,42 @@ final class Invariant {
      * balances and dedup records over {@code all} the workloads sent to it so far, the dead-letter, conflicts and
      * quarantine queues (emptied by each check) against the {@code latest} one.
      */
-    static Summary checkRunning(String scenario, FaultStack stack, Workload all, Workload latest, long startedNanos,
-            Duration timeout) throws Exception {
+    static Summary checkRunning(
+            String scenario, FaultStack stack, Workload all, Workload latest, long startedNanos, Duration timeout)
+            throws Exception {
         return check(scenario, stack, all, latest, startedNanos, timeout, false);
     }
 
-    private static Summary check(String scenario, FaultStack stack, Workload workload, Workload latest,
-            long startedNanos, Duration timeout, boolean stopConsumers) throws Exception {
+    private static Summary check(
+            String scenario,
+            FaultStack stack,
+            Workload workload,
+            Workload latest,
+            long startedNanos,
+            Duration timeout,
+            boolean stopConsumers)
+            throws Exception {
         Settings settings = stack.settings();
         String queue = settings.get("PAYMENTS_QUEUE");
         try {
             // The relay too has finished: it stops with the consumers.
-            await().atMost(timeout).pollInterval(Duration.ofSeconds(1)).ignoreExceptions().until(() ->
-                    stack.messageCount(queue) == 0 && applied(settings, workload) == workload.distinct().size()
+            await().atMost(timeout)
+                    .pollInterval(Duration.ofSeconds(1))
+                    .ignoreExceptions()
+                    .until(() -> stack.messageCount(queue) == 0
+                            && applied(settings, workload)
+                                    == workload.distinct().size()
                             && unsent(settings) == 0);
         } catch (ConditionTimeoutException e) {
             // Not yet a verdict: the checks below say what is missing.
         }
         double seconds = (System.nanoTime() - startedNanos) / 1e9;
-        long duplicates = stack.instances().stream().mapToLong(FaultStack.Instance::duplicates).sum();
-        long redelivered = stack.instances().stream().mapToLong(FaultStack.Instance::redeliveries).sum();
+        long duplicates = stack.instances().stream()
+                .mapToLong(FaultStack.Instance::duplicates)
+                .sum();
+        long redelivered = stack.instances().stream()
+                .mapToLong(FaultStack.Instance::redeliveries)
+                .sum();
         boolean killed = stack.instances().stream().anyMatch(instance -> instance.starts() > 1);
         if (stopConsumers) {
             stack.stopInstances();
@@ -105,14 +152,20 @@ final class Invariant {
         long rows = rows(settings);
         Map<String, Long> balances = balances(settings);
         Map<String, Long> expected = workload.expectedBalances();
-        long wrong = expected.entrySet().stream().filter(e -> !e.getValue().equals(balances.get(e.getKey()))).count();
+        long wrong = expected.entrySet().stream()
+                .filter(e -> !e.getValue().equals(balances.get(e.getKey())))
+                .count();
         long twice = expected.entrySet().stream()
-                .filter(e -> balances.getOrDefault(e.getKey(), 0L) > e.getValue()).count();
+                .filter(e -> balances.getOrDefault(e.getKey(), 0L) > e.getValue())
+                .count();
         // A forward cut off by a failover is redelivered and forwarded again after the broker's backoff: the queue it
         // left is empty by then only if the forward arrived. Give late ones the time; the equality below decides.
         try {
-            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(1)).ignoreExceptions().until(() ->
-                    browse(settings, settings.get("DEAD_LETTER_QUEUE")) >= latest.poison().size());
+            await().atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofSeconds(1))
+                    .ignoreExceptions()
+                    .until(() -> browse(settings, settings.get("DEAD_LETTER_QUEUE"))
+                            >= latest.poison().size());
         } catch (ConditionTimeoutException e) {
             // The assertion says what is missing.
         }
@@ -128,43 +181,74 @@ final class Invariant {
             announced = subscriber.receiveUntilQuiet(Duration.ofSeconds(3));
         }
 
-        Summary summary = new Summary(scenario, workload.items().size(), workload.distinct().size(), applied,
-                duplicates, redelivered, dead.size() + unexpectedDead, workload.distinct().size() - applied, twice,
-                announced.size(), seconds);
+        Summary summary = new Summary(
+                scenario,
+                workload.items().size(),
+                workload.distinct().size(),
+                applied,
+                duplicates,
+                redelivered,
+                dead.size() + unexpectedDead,
+                workload.distinct().size() - applied,
+                twice,
+                announced.size(),
+                seconds);
         report(summary);
 
         assertThat(summary.lost()).as("events lost").isZero();
         assertThat(twice).as("accounts credited twice").isZero();
-        assertThat(wrong).as("accounts whose balance is not the sum of their distinct events").isZero();
+        assertThat(wrong)
+                .as("accounts whose balance is not the sum of their distinct events")
+                .isZero();
         assertThat(balances.keySet()).as("no account other than those sent to").isEqualTo(expected.keySet());
-        assertThat(rows).as("processed_events holds exactly the distinct valid events").isEqualTo(workload.distinct().size());
-        assertThat(waiting).as("messages left on the queue, waiting or stuck in delivery").isZero();
+        assertThat(rows)
+                .as("processed_events holds exactly the distinct valid events")
+                .isEqualTo(workload.distinct().size());
+        assertThat(waiting)
+                .as("messages left on the queue, waiting or stuck in delivery")
+                .isZero();
         assertThat(unexpectedDead).as("valid messages dead-lettered").isZero();
-        assertThat(conflicts.size() + unexpectedConflicts).as("messages moved to the conflicts queue").isZero();
-        assertThat(quarantined.size() + unexpectedQuarantined).as("messages quarantined").isZero();
+        assertThat(conflicts.size() + unexpectedConflicts)
+                .as("messages moved to the conflicts queue")
+                .isZero();
+        assertThat(quarantined.size() + unexpectedQuarantined)
+                .as("messages quarantined")
+                .isZero();
         if (!killed && stopConsumers) {
             // A JVM killed mid-run takes the last milliseconds of its counts with it; these ran to the end.
-            assertThat(duplicates).as("every built-in copy absorbed as a duplicate, counted by the instances")
-                    .isGreaterThanOrEqualTo(workload.validMessages() - workload.distinct().size());
+            assertThat(duplicates)
+                    .as("every built-in copy absorbed as a duplicate, counted by the instances")
+                    .isGreaterThanOrEqualTo(
+                            workload.validMessages() - workload.distinct().size());
         }
         // The announcements: every event applied since the last check, once each, in order per account, and the last
         // of each account carrying its balance.
         assertThat(unsent).as("announcements left unsent").isZero();
-        assertThat(AnnouncementSubscriber.violations(announced)).as("what a subscriber relies on").isEmpty();
-        assertThat(announced.stream().map(AnnouncementSubscriber.Received::eventId).collect(Collectors.toSet()))
-                .as("announced: the events applied, no other").isEqualTo(Set.copyOf(latest.distinctIds()));
-        AnnouncementSubscriber.lastPerAccount(announced).forEach((account, last) -> assertThat(last.balanceCents())
-                .as("the last announcement of %s carries its balance", account).isEqualTo(balances.get(account)));
+        assertThat(AnnouncementSubscriber.violations(announced))
+                .as("what a subscriber relies on")
+                .isEmpty();
+        assertThat(announced.stream()
+                        .map(AnnouncementSubscriber.Received::eventId)
+                        .collect(Collectors.toSet()))
+                .as("announced: the events applied, no other")
+                .isEqualTo(Set.copyOf(latest.distinctIds()));
+        AnnouncementSubscriber.lastPerAccount(announced)
+                .forEach((account, last) -> assertThat(last.balanceCents())
+                        .as("the last announcement of %s carries its balance", account)
+                        .isEqualTo(balances.get(account)));
         Map<UUID, String> expectedDead = new HashMap<>();
-        latest.poison().forEach((probe, kind) -> expectedDead.put(probe, kind.reason().name()));
-        assertThat(dead).as("the dead-letter queue holds exactly the poison sent, each with its reason")
+        latest.poison()
+                .forEach((probe, kind) -> expectedDead.put(probe, kind.reason().name()));
+        assertThat(dead)
+                .as("the dead-letter queue holds exactly the poison sent, each with its reason")
                 .isEqualTo(expectedDead);
         return summary;
     }
 
     private static long applied(Settings settings, Workload workload) throws SQLException {
-        try (var db = Database.connect(settings); PreparedStatement query = db.prepareStatement(
-                "SELECT count(*) FROM processed_events WHERE event_id = ANY (?)")) {
+        try (var db = Database.connect(settings);
+                PreparedStatement query =
+                        db.prepareStatement("SELECT count(*) FROM processed_events WHERE event_id = ANY (?)")) {
             query.setArray(1, db.createArrayOf("uuid", workload.distinctIds().toArray()));
             try (ResultSet row = query.executeQuery()) {
                 row.next();
@@ -174,16 +258,19 @@ final class Invariant {
     }
 
     private static long unsent(Settings settings) throws SQLException {
-        try (var db = Database.connect(settings); PreparedStatement query = db.prepareStatement(
-                "SELECT count(*) FROM payment_announcements WHERE sent_at IS NULL"); ResultSet row = query.executeQuery()) {
+        try (var db = Database.connect(settings);
+                PreparedStatement query =
+                        db.prepareStatement("SELECT count(*) FROM payment_announcements WHERE sent_at IS NULL");
+                ResultSet row = query.executeQuery()) {
             row.next();
             return row.getLong(1);
         }
     }
 
     private static long rows(Settings settings) throws SQLException {
-        try (var db = Database.connect(settings); PreparedStatement query = db.prepareStatement(
-                "SELECT count(*) FROM processed_events"); ResultSet row = query.executeQuery()) {
+        try (var db = Database.connect(settings);
+                PreparedStatement query = db.prepareStatement("SELECT count(*) FROM processed_events");
+                ResultSet row = query.executeQuery()) {
             row.next();
             return row.getLong(1);
         }
@@ -192,8 +279,9 @@ final class Invariant {
     /** Every account of the scenario's database, which is created fresh for it. */
     private static Map<String, Long> balances(Settings settings) throws SQLException {
         Map<String, Long> balances = new HashMap<>();
-        try (var db = Database.connect(settings); PreparedStatement query = db.prepareStatement(
-                "SELECT id, balance_cents FROM accounts"); ResultSet rows = query.executeQuery()) {
+        try (var db = Database.connect(settings);
+                PreparedStatement query = db.prepareStatement("SELECT id, balance_cents FROM accounts");
+                ResultSet rows = query.executeQuery()) {
             while (rows.next()) {
                 balances.put(rows.getString(1), rows.getLong(2));
             }
@@ -203,12 +291,16 @@ final class Invariant {
 
     /** How many messages the queue holds, without taking them. */
     private static int browse(Settings settings, String queueName) throws JMSException {
-        try (Connection connection = new ActiveMQConnectionFactory(settings.brokerHaUrl(),
-                settings.get("BROKER_OPERATOR_USER"), settings.get("BROKER_OPERATOR_PASSWORD")).createConnection()) {
+        try (Connection connection = new ActiveMQConnectionFactory(
+                        settings.brokerHaUrl(),
+                        settings.get("BROKER_OPERATOR_USER"),
+                        settings.get("BROKER_OPERATOR_PASSWORD"))
+                .createConnection()) {
             connection.start();
             Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
             try (QueueBrowser browser = session.createBrowser(session.createQueue(queueName))) {
-                return Collections.list((Enumeration<?>) browser.getEnumeration()).size();
+                return Collections.list((Enumeration<?>) browser.getEnumeration())
+                        .size();
             }
         }
     }
@@ -220,8 +312,11 @@ final class Invariant {
     private static int drain(Settings settings, String queueName, Map<UUID, String> dead) throws JMSException {
         int unexpected = 0;
         int available = browse(settings, queueName);
-        try (Connection connection = new ActiveMQConnectionFactory(settings.brokerHaUrl(),
-                settings.get("BROKER_OPERATOR_USER"), settings.get("BROKER_OPERATOR_PASSWORD")).createConnection()) {
+        try (Connection connection = new ActiveMQConnectionFactory(
+                        settings.brokerHaUrl(),
+                        settings.get("BROKER_OPERATOR_USER"),
+                        settings.get("BROKER_OPERATOR_PASSWORD"))
+                .createConnection()) {
             connection.start();
             Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
             var queue = session.createQueue(queueName);
@@ -234,7 +329,8 @@ final class Invariant {
                     String probe = message.getStringProperty(Traffic.PROBE);
                     if (probe == null) {
                         unexpected++;
-                    } else if (dead.put(UUID.fromString(probe), message.getStringProperty(DeadLetters.REASON)) != null) {
+                    } else if (dead.put(UUID.fromString(probe), message.getStringProperty(DeadLetters.REASON))
+                            != null) {
                         unexpected++;
                     }
                 }
@@ -247,7 +343,10 @@ final class Invariant {
         System.out.println(HEADER);
         System.out.println(summary.row());
         boolean fresh = !Files.exists(REPORT);
-        Files.writeString(REPORT, (fresh ? HEADER + "\n" : "") + summary.row() + "\n",
-                StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        Files.writeString(
+                REPORT,
+                (fresh ? HEADER + "\n" : "") + summary.row() + "\n",
+                StandardOpenOption.CREATE,
+                StandardOpenOption.APPEND);
     }
 }

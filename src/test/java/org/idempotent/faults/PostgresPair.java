@@ -54,21 +54,31 @@ final class PostgresPair implements AutoCloseable {
         }
 
         String query(String sql) throws SQLException {
-            try (Connection connection = connect("postgres"); Statement statement = connection.createStatement();
+            try (Connection connection = connect("postgres");
+                    Statement statement = connection.createStatement();
                     ResultSet row = statement.executeQuery(sql)) {
                 return row.next() ? row.getString(1) : "";
             }
         }
 
         void execute(String sql) throws SQLException {
-            try (Connection connection = connect("postgres"); Statement statement = connection.createStatement()) {
+            try (Connection connection = connect("postgres");
+                    Statement statement = connection.createStatement()) {
                 statement.execute(sql);
             }
         }
 
         void start() {
-            PostgresCluster.asPostgres("pg_ctl", "-D", dir.toString(), "-l", dir.resolveSibling(name + ".log").toString(), "-w",
-                    "-t", "120", "start");
+            PostgresCluster.asPostgres(
+                    "pg_ctl",
+                    "-D",
+                    dir.toString(),
+                    "-l",
+                    dir.resolveSibling(name + ".log").toString(),
+                    "-w",
+                    "-t",
+                    "120",
+                    "start");
         }
 
         /**
@@ -103,7 +113,8 @@ final class PostgresPair implements AutoCloseable {
 
         private long postmasterPid() {
             try {
-                return Long.parseLong(Files.readAllLines(dir.resolve("postmaster.pid")).get(0).trim());
+                return Long.parseLong(
+                        Files.readAllLines(dir.resolve("postmaster.pid")).get(0).trim());
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
@@ -112,30 +123,38 @@ final class PostgresPair implements AutoCloseable {
         /** Streams from {@code source}, asking to be its synchronous standby (by this node's name). */
         private void followWithSignal(Node source) throws IOException {
             Files.writeString(dir.resolve("standby.signal"), "");
-            append(dir.resolve("postgresql.auto.conf"), "primary_conninfo = 'host=127.0.0.1 port=" + source.port
-                    + " user=" + SUPERUSER + " application_name=" + name + "'\n");
+            append(
+                    dir.resolve("postgresql.auto.conf"),
+                    "primary_conninfo = 'host=127.0.0.1 port=" + source.port + " user=" + SUPERUSER
+                            + " application_name=" + name + "'\n");
         }
 
         private void configure(boolean synchronous) throws IOException {
-            append(dir.resolve("postgresql.conf"), String.join("\n",
-                    "port = " + port,
-                    "listen_addresses = '127.0.0.1'",
-                    "unix_socket_directories = ''",
-                    "max_connections = 100",
-                    "wal_level = replica",
-                    "max_wal_senders = 4",
-                    "wal_keep_size = '512MB'",
-                    // pg_rewind needs it to bring a crashed primary back as a standby.
-                    "wal_log_hints = on",
-                    "hot_standby = on",
-                    "synchronous_commit = on",
-                    // Whichever standby streams first is the synchronous one ('*'); empty: asynchronous.
-                    "synchronous_standby_names = '" + (synchronous ? "*" : "") + "'",
-                    "") + "\n");
+            append(
+                    dir.resolve("postgresql.conf"),
+                    String.join(
+                                    "\n",
+                                    "port = " + port,
+                                    "listen_addresses = '127.0.0.1'",
+                                    "unix_socket_directories = ''",
+                                    "max_connections = 100",
+                                    "wal_level = replica",
+                                    "max_wal_senders = 4",
+                                    "wal_keep_size = '512MB'",
+                                    // pg_rewind needs it to bring a crashed primary back as a standby.
+                                    "wal_log_hints = on",
+                                    "hot_standby = on",
+                                    "synchronous_commit = on",
+                                    // Whichever standby streams first is the synchronous one ('*'); empty:
+                                    // asynchronous.
+                                    "synchronous_standby_names = '" + (synchronous ? "*" : "") + "'",
+                                    "")
+                            + "\n");
             // Only the postgresql.conf of this node: the other one has its own port.
-            Files.writeString(dir.resolve("pg_hba.conf"), String.join("\n",
-                    "host all all 127.0.0.1/32 trust",
-                    "host replication all 127.0.0.1/32 trust", ""));
+            Files.writeString(
+                    dir.resolve("pg_hba.conf"),
+                    String.join(
+                            "\n", "host all all 127.0.0.1/32 trust", "host replication all 127.0.0.1/32 trust", ""));
         }
     }
 
@@ -157,7 +176,8 @@ final class PostgresPair implements AutoCloseable {
         PostgresPair pair = new PostgresPair(root, synchronous);
         pair.primary = new Node("pg-a", root.resolve("pg-a"));
         pair.standby = new Node("pg-b", root.resolve("pg-b"));
-        PostgresCluster.asPostgres("initdb", "-D", pair.primary.dir.toString(), "-U", SUPERUSER, "-A", "trust", "--no-sync");
+        PostgresCluster.asPostgres(
+                "initdb", "-D", pair.primary.dir.toString(), "-U", SUPERUSER, "-A", "trust", "--no-sync");
         pair.primary.configure(synchronous);
         pair.primary.start();
         pair.attachStandby(pair.standby);
@@ -174,8 +194,10 @@ final class PostgresPair implements AutoCloseable {
 
     /** {@code settings} with the pair as DB_HOST/DB_PORT and DB_STANDBY_HOST/DB_STANDBY_PORT, as created. */
     Settings serversOf(Settings settings) {
-        return settings.with("DB_HOST", "127.0.0.1").with("DB_PORT", String.valueOf(primary.port))
-                .with("DB_STANDBY_HOST", "127.0.0.1").with("DB_STANDBY_PORT", String.valueOf(standby.port));
+        return settings.with("DB_HOST", "127.0.0.1")
+                .with("DB_PORT", String.valueOf(primary.port))
+                .with("DB_STANDBY_HOST", "127.0.0.1")
+                .with("DB_STANDBY_PORT", String.valueOf(standby.port));
     }
 
     /**
@@ -203,8 +225,11 @@ final class PostgresPair implements AutoCloseable {
         // A promotion ends recovery without a checkpoint; until the first one, the new primary's control file still
         // names the old timeline, and pg_rewind would find "no rewind required" and leave the divergent WAL in place.
         primary.execute("CHECKPOINT");
-        PostgresCluster.asPostgres("pg_rewind", "-D", standby.dir.toString(), "--source-server=host=127.0.0.1 port=" + primary.port
-                + " user=" + SUPERUSER + " dbname=postgres");
+        PostgresCluster.asPostgres(
+                "pg_rewind",
+                "-D",
+                standby.dir.toString(),
+                "--source-server=host=127.0.0.1 port=" + primary.port + " user=" + SUPERUSER + " dbname=postgres");
         // pg_rewind copied the new primary's configuration files, its port with them.
         append(standby.dir.resolve("postgresql.conf"), "port = " + standby.port + "\n");
         standby.followWithSignal(primary);
@@ -225,8 +250,19 @@ final class PostgresPair implements AutoCloseable {
     }
 
     private void attachStandby(Node node) throws IOException, SQLException {
-        PostgresCluster.asPostgres("pg_basebackup", "-D", node.dir.toString(), "-h", "127.0.0.1", "-p", String.valueOf(primary.port),
-                "-U", SUPERUSER, "-X", "stream", "--no-sync");
+        PostgresCluster.asPostgres(
+                "pg_basebackup",
+                "-D",
+                node.dir.toString(),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                String.valueOf(primary.port),
+                "-U",
+                SUPERUSER,
+                "-X",
+                "stream",
+                "--no-sync");
         append(node.dir.resolve("postgresql.conf"), "port = " + node.port + "\n");
         node.followWithSignal(primary);
         node.start();
@@ -234,8 +270,10 @@ final class PostgresPair implements AutoCloseable {
     }
 
     private void awaitStreaming(String wanted) {
-        await().atMost(Duration.ofMinutes(1)).ignoreExceptions().until(() -> primary.query(
-                "SELECT sync_state FROM pg_stat_replication WHERE state = 'streaming'").equals(wanted));
+        await().atMost(Duration.ofMinutes(1))
+                .ignoreExceptions()
+                .until(() -> primary.query("SELECT sync_state FROM pg_stat_replication WHERE state = 'streaming'")
+                        .equals(wanted));
     }
 
     @Override

@@ -64,8 +64,11 @@ final class Traffic {
 
     private static Message message(PaymentProducer producer, Item item) throws JMSException {
         if (item.event() != null) {
-            return producer.session().createTextMessage(
-                    PaymentProducer.json(item.event().id(), item.event().account(), item.event().amountCents()));
+            return producer.session()
+                    .createTextMessage(PaymentProducer.json(
+                            item.event().id(),
+                            item.event().account(),
+                            item.event().amountCents()));
         }
         Message poison = item.poison().create(producer.session(), item.probe());
         poison.setStringProperty(PROBE, item.probe().toString());

@@ -37,8 +37,8 @@ final class Workload {
      * @param duplicates the fraction of them that are copies of another
      * @param poisonFraction malformed messages added, as a fraction of {@code messages}, every kind in turn
      */
-    static Workload of(String scenario, long seed, int messages, double duplicates, int accounts,
-            double poisonFraction) {
+    static Workload of(
+            String scenario, long seed, int messages, double duplicates, int accounts, double poisonFraction) {
         Random random = new Random(seed);
         String prefix = scenario + "-" + Long.toString(System.nanoTime(), 36) + "-";
         int distinctCount = Math.max(1, (int) Math.round(messages * (1 - duplicates)));

@@ -43,13 +43,17 @@ class BrokerConsoleIT {
                 browser.findElement(By.id("pf-login-password-id")).sendKeys(settings.get("BROKER_OPERATOR_PASSWORD"));
                 browser.findElement(By.cssSelector("button[type=submit]")).click();
                 await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
-                    browser.findElement(By.xpath("//button[normalize-space()='Queues']")).click();
+                    browser.findElement(By.xpath("//button[normalize-space()='Queues']"))
+                            .click();
                     return queueCounts(browser).containsKey("payments.quarantine");
                 });
                 HeadlessChromium.screenshot(browser, "broker-console-queues");
 
-                assertThat(queueCounts(browser)).containsEntry("payments", "0").containsEntry("payments.dlq", "3")
-                        .containsEntry("payments.conflicts", "2").containsEntry("payments.quarantine", "0");
+                assertThat(queueCounts(browser))
+                        .containsEntry("payments", "0")
+                        .containsEntry("payments.dlq", "3")
+                        .containsEntry("payments.conflicts", "2")
+                        .containsEntry("payments.quarantine", "0");
             } finally {
                 browser.quit();
             }
@@ -69,11 +73,14 @@ class BrokerConsoleIT {
                 browser.findElement(By.cssSelector("button[type=submit]")).click();
 
                 // Refused: the login form stays, and no queue view opens.
-                await().pollDelay(Duration.ofSeconds(3)).atMost(Duration.ofSeconds(10))
-                        .until(() -> !browser.findElements(By.id("pf-login-username-id")).isEmpty());
+                await().pollDelay(Duration.ofSeconds(3))
+                        .atMost(Duration.ofSeconds(10))
+                        .until(() -> !browser.findElements(By.id("pf-login-username-id"))
+                                .isEmpty());
                 HeadlessChromium.screenshot(browser, "broker-console-producer-refused");
                 assertThat(browser.getPageSource()).contains("Invalid login credentials");
-                assertThat(browser.findElements(By.xpath("//button[normalize-space()='Queues']"))).isEmpty();
+                assertThat(browser.findElements(By.xpath("//button[normalize-space()='Queues']")))
+                        .isEmpty();
             } finally {
                 browser.quit();
             }
@@ -82,37 +89,47 @@ class BrokerConsoleIT {
 
     /** Settings for a broker of this test's own: its directory emptied, ports free. */
     private static Settings freshBroker(String dir) throws IOException {
-        Settings settings = Settings.fromEnvironment()
-                .with("STACK_DIR", dir)
-                .withFreeBrokerPorts();
+        Settings settings = Settings.fromEnvironment().with("STACK_DIR", dir).withFreeBrokerPorts();
         Commands.deleteRecursively(settings.stackDir());
         return settings;
     }
 
     /** The console's web application answers a moment after the broker's port, then renders its login form. */
     private static void openLoginPage(WebDriver browser, String console) {
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofSeconds(1)).ignoreExceptions().until(() -> {
-            browser.get(console);
-            return true;
-        });
-        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(250))
-                .until(() -> !browser.findElements(By.id("pf-login-username-id")).isEmpty());
+        await().atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofSeconds(1))
+                .ignoreExceptions()
+                .until(() -> {
+                    browser.get(console);
+                    return true;
+                });
+        await().atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(250))
+                .until(() ->
+                        !browser.findElements(By.id("pf-login-username-id")).isEmpty());
     }
 
     /** Queue name to the "Message Count" column, from the Queues tab's table. */
     private static Map<String, String> queueCounts(WebDriver browser) {
-        List<String> headers = browser.findElements(By.cssSelector("thead th")).stream().map(WebElement::getText).toList();
+        List<String> headers = browser.findElements(By.cssSelector("thead th")).stream()
+                .map(WebElement::getText)
+                .toList();
         int name = headers.indexOf("Name");
         int count = headers.indexOf("Message Count");
         return browser.findElements(By.cssSelector("tbody tr")).stream()
-                .map(row -> row.findElements(By.tagName("td")).stream().map(WebElement::getText).toList())
+                .map(row -> row.findElements(By.tagName("td")).stream()
+                        .map(WebElement::getText)
+                        .toList())
                 .filter(cells -> cells.size() > Math.max(name, count))
                 .collect(Collectors.toMap(cells -> cells.get(name), cells -> cells.get(count), (a, b) -> a));
     }
 
     private static void send(Settings settings, Map<String, Integer> counts) throws JMSException {
-        try (Connection connection = new ActiveMQConnectionFactory(settings.brokerUrl(),
-                settings.get("BROKER_OPERATOR_USER"), settings.get("BROKER_OPERATOR_PASSWORD")).createConnection()) {
+        try (Connection connection = new ActiveMQConnectionFactory(
+                        settings.brokerUrl(),
+                        settings.get("BROKER_OPERATOR_USER"),
+                        settings.get("BROKER_OPERATOR_PASSWORD"))
+                .createConnection()) {
             Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
             for (Map.Entry<String, Integer> queue : counts.entrySet()) {
                 MessageProducer producer = session.createProducer(session.createQueue(queue.getKey()));

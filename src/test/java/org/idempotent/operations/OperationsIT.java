@@ -52,7 +52,8 @@ class OperationsIT {
     private static final Duration PATIENCE = Duration.ofSeconds(60);
     private static final String VIEWER = "viewer";
     private static final String VIEWER_PASSWORD = "viewer-password";
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     private static Settings settings;
     private static BrokerProcess broker;
@@ -68,7 +69,12 @@ class OperationsIT {
                 .with("DB_NAME", "payments_it_operations")
                 .with("PAYMENTS_QUEUE", "it.operations")
                 .withFreeBrokerPorts()
-                .with("STACK_DIR", Settings.fromEnvironment().stackDir().resolve("operations").toString())
+                .with(
+                        "STACK_DIR",
+                        Settings.fromEnvironment()
+                                .stackDir()
+                                .resolve("operations")
+                                .toString())
                 .with("CONSUMER_STUCK_SECONDS", "3")
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
         Database.recreate(settings);
@@ -77,7 +83,11 @@ class OperationsIT {
         Path viewerPassword = settings.stackDir().resolve("viewer-password");
         Files.writeString(viewerPassword, "AS_ADMIN_USERPASSWORD=" + VIEWER_PASSWORD + "\n");
         jmxPort = FreePort.find();
-        micro = PayaraMicroProcess.start("operations-it", settings, Build.WAR, false,
+        micro = PayaraMicroProcess.start(
+                        "operations-it",
+                        settings,
+                        Build.WAR,
+                        false,
                         // A user who can log in but lacks the administrator role.
                         List.of("create-file-user --groups payments-viewer --passwordfile " + viewerPassword + " "
                                 + VIEWER),
@@ -128,7 +138,9 @@ class OperationsIT {
             assertThat(metrics.outcome("conflict")).isEqualTo(conflicts + 1);
             assertThat(metrics.outcome("rejected")).isEqualTo(rejected + 1);
         });
-        assertThat(metrics.gauge("payments_processing_microseconds_count")).as("every message is timed").isEqualTo(timed + 13);
+        assertThat(metrics.gauge("payments_processing_microseconds_count"))
+                .as("every message is timed")
+                .isEqualTo(timed + 13);
         assertThat(metrics.gauge("payments_processing_microseconds_sum")).isPositive();
         assertThat(ledger.balance(account)).isEqualTo(1000);
 
@@ -144,18 +156,21 @@ class OperationsIT {
     void theMBeanShowsTheSameCountersAsMetrics() throws Exception {
         String account = account();
         send(UUID.randomUUID(), account, 5);
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(5));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(5));
 
         try (RemoteJmx server = RemoteJmx.connect(jmxPort)) {
             ObjectName name = new ObjectName(PaymentsJmx.OBJECT_NAME);
             await().atMost(PATIENCE).untilAsserted(() -> {
-                assertThat((Long) server.attribute(name, "Applied")).isEqualTo(metrics.outcome("applied"))
+                assertThat((Long) server.attribute(name, "Applied"))
+                        .isEqualTo(metrics.outcome("applied"))
                         .isPositive();
                 assertThat((Long) server.attribute(name, "Duplicates")).isEqualTo(metrics.outcome("duplicate"));
                 assertThat((Long) server.attribute(name, "Conflicts")).isEqualTo(metrics.outcome("conflict"));
                 assertThat((Long) server.attribute(name, "Rejected")).isEqualTo(metrics.outcome("rejected"));
                 assertThat((Long) server.attribute(name, "Failed")).isEqualTo(metrics.outcome("failed"));
-                assertThat((Long) server.attribute(name, "ProcessedEventsApproximately")).isPositive();
+                assertThat((Long) server.attribute(name, "ProcessedEventsApproximately"))
+                        .isPositive();
             });
             assertThat((Double) server.attribute(name, "ProcessingMeanMillis")).isPositive();
         }
@@ -169,10 +184,12 @@ class OperationsIT {
 
         assertThat(anonymous.get("/admin/stats").statusCode()).isEqualTo(401);
         assertThat(anonymous.get(event).statusCode()).isEqualTo(401);
-        assertThat(anonymous.postJson(event + "/forget", Map.of("reason", "x")).statusCode()).isEqualTo(401);
+        assertThat(anonymous.postJson(event + "/forget", Map.of("reason", "x")).statusCode())
+                .isEqualTo(401);
         assertThat(viewer.get("/admin/stats").statusCode()).isEqualTo(403);
         assertThat(viewer.get(event).statusCode()).isEqualTo(403);
-        assertThat(viewer.postJson(event + "/forget", Map.of("reason", "x")).statusCode()).isEqualTo(403);
+        assertThat(viewer.postJson(event + "/forget", Map.of("reason", "x")).statusCode())
+                .isEqualTo(403);
         assertThat(admin.get("/admin/stats").statusCode()).isEqualTo(200);
     }
 
@@ -180,23 +197,31 @@ class OperationsIT {
     void aKnownProcessingTimeShowsInTheUnitTheMetricsNameSays() throws Exception {
         String account = account();
         send(UUID.randomUUID(), account, 1);
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(1));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(1));
 
         // A delivery that waits 1.5 s for the account's row lock takes at least that long.
         try (AutoCloseable lock = ledger.lockAccount(account)) {
             send(UUID.randomUUID(), account, 2);
             await().atMost(PATIENCE).until(() -> ledger.sessionsWaitingForALock() >= 1);
-            await().pollDelay(Duration.ofMillis(1500)).atMost(Duration.ofSeconds(5)).until(() -> true);
+            await().pollDelay(Duration.ofMillis(1500))
+                    .atMost(Duration.ofSeconds(5))
+                    .until(() -> true);
         }
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(3));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(3));
 
-        assertThat(metrics.gauge("payments_processing_microseconds_max")).as("1.5 s in microseconds")
+        assertThat(metrics.gauge("payments_processing_microseconds_max"))
+                .as("1.5 s in microseconds")
                 .isBetween(1.5e6, 60e6);
         // Whatever else the server exports: a summary named in seconds holds seconds (a timer's nanoseconds under a
         // _seconds name, Payara's FISH-13137, would be millions).
-        Matcher seconds = Pattern.compile("(?m)^(\\w+_seconds)_max(?:\\{[^}]*})? ([0-9.E+-]+)$").matcher(metrics.text());
+        Matcher seconds = Pattern.compile("(?m)^(\\w+_seconds)_max(?:\\{[^}]*})? ([0-9.E+-]+)$")
+                .matcher(metrics.text());
         while (seconds.find()) {
-            assertThat(Double.parseDouble(seconds.group(2))).as(seconds.group(1)).isLessThan(86_400.0 * 365);
+            assertThat(Double.parseDouble(seconds.group(2)))
+                    .as(seconds.group(1))
+                    .isLessThan(86_400.0 * 365);
         }
     }
 
@@ -204,10 +229,15 @@ class OperationsIT {
     void theDashboardNamesOnlyMetricsTheConsumerOrTheBrokerExports() throws Exception {
         String account = account();
         send(UUID.randomUUID(), account, 1);
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(1));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(1));
         String consumer = metrics.text();
-        String brokerMetrics = HTTP.send(HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:"
-                + settings.get("BROKER_METRICS_PORT") + "/metrics")).build(), HttpResponse.BodyHandlers.ofString()).body();
+        String brokerMetrics = HTTP.send(
+                        HttpRequest.newBuilder(java.net.URI.create(
+                                        "http://127.0.0.1:" + settings.get("BROKER_METRICS_PORT") + "/metrics"))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString())
+                .body();
         Set<String> exported = new HashSet<>();
         for (String line : (consumer + "\n" + brokerMetrics).split("\n")) {
             if (!line.isBlank() && !line.startsWith("#")) {
@@ -218,13 +248,15 @@ class OperationsIT {
 
         String dashboard = Files.readString(Path.of("docker", "grafana-dashboard.json"));
         List<String> expressions = new ArrayList<>();
-        for (JsonValue panel : Json.createReader(new StringReader(dashboard)).readObject().getJsonArray("panels")) {
+        for (JsonValue panel :
+                Json.createReader(new StringReader(dashboard)).readObject().getJsonArray("panels")) {
             for (JsonValue target : panel.asJsonObject().getJsonArray("targets")) {
                 expressions.add(target.asJsonObject().getString("expr"));
             }
         }
         assertThat(expressions).hasSizeGreaterThan(10);
-        Matcher metric = Pattern.compile("\\b(?:payments|artemis|retention)_[a-z0-9_]+\\b").matcher(String.join("\n", expressions));
+        Matcher metric = Pattern.compile("\\b(?:payments|artemis|retention)_[a-z0-9_]+\\b")
+                .matcher(String.join("\n", expressions));
         Set<String> named = new HashSet<>();
         while (metric.find()) {
             named.add(metric.group());
@@ -232,7 +264,8 @@ class OperationsIT {
         assertThat(exported).as("every metric the dashboard queries").containsAll(named);
         Matcher queue = Pattern.compile("queue=\"([^\"]+)\"").matcher(String.join("\n", expressions));
         while (queue.find()) {
-            assertThat(brokerMetrics).as("the broker exports queue %s", queue.group(1))
+            assertThat(brokerMetrics)
+                    .as("the broker exports queue %s", queue.group(1))
                     .contains("queue=\"" + queue.group(1) + "\"");
         }
     }
@@ -242,10 +275,11 @@ class OperationsIT {
         String account = account();
         UUID eventId = UUID.randomUUID();
         send(eventId, account, 31);
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(31));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(31));
 
-        HttpResponse<String> form = admin.postHtmlForm("/admin/events/" + eventId + "/forget",
-                Map.of("reason", "forged by a web page"));
+        HttpResponse<String> form =
+                admin.postHtmlForm("/admin/events/" + eventId + "/forget", Map.of("reason", "forged by a web page"));
         HttpResponse<String> bodilessPurge = admin.postHtmlForm("/admin/retention/purge", Map.of());
 
         assertThat(form.statusCode()).isEqualTo(403);
@@ -263,8 +297,10 @@ class OperationsIT {
         JsonObject stats = AdminClient.json(response);
         assertThat(stats.getJsonObject("consumed").getJsonObject("messages").keySet())
                 .contains("applied", "duplicate", "already_applied", "conflict", "rejected", "failed");
-        assertThat(stats.getJsonObject("processedEvents").containsKey("approximateRows")).isTrue();
-        assertThat(stats.getJsonObject("processedEvents").getString("measuredAt")).isNotBlank();
+        assertThat(stats.getJsonObject("processedEvents").containsKey("approximateRows"))
+                .isTrue();
+        assertThat(stats.getJsonObject("processedEvents").getString("measuredAt"))
+                .isNotBlank();
     }
 
     @Test
@@ -272,7 +308,8 @@ class OperationsIT {
         String account = account();
         UUID eventId = UUID.randomUUID();
         send(eventId, account, 4200);
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(4200));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(4200));
 
         HttpResponse<String> found = admin.get("/admin/events/" + eventId);
         HttpResponse<String> unknown = admin.get("/admin/events/" + UUID.randomUUID());
@@ -295,10 +332,13 @@ class OperationsIT {
         String account = account();
         UUID eventId = UUID.randomUUID();
         send(eventId, account, 250);
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(250));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(250));
         String forget = "/admin/events/" + eventId + "/forget";
 
-        assertThat(admin.postJson(forget, Map.of()).statusCode()).as("no reason given").isEqualTo(400);
+        assertThat(admin.postJson(forget, Map.of()).statusCode())
+                .as("no reason given")
+                .isEqualTo(400);
         assertThat(ledger.forgettings(eventId)).isEmpty();
         HttpResponse<String> forgotten = admin.postJson(forget, Map.of("reason", "replay after manual reversal"));
 
@@ -313,10 +353,13 @@ class OperationsIT {
 
         send(eventId, account, 250);
 
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(500));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(500));
         assertThat(ledger.isProcessed(eventId)).isTrue();
         assertThat(admin.postJson("/admin/events/" + UUID.randomUUID() + "/forget", Map.of("reason", "typo"))
-                .statusCode()).as("an event never processed").isEqualTo(404);
+                        .statusCode())
+                .as("an event never processed")
+                .isEqualTo(404);
     }
 
     @Test
@@ -326,16 +369,20 @@ class OperationsIT {
         PostgresServer.stop();
         try {
             awaitNotReadyFor("database");
-            assertThat(health("/health/live").statusCode()).as("a database outage is not cured by a restart")
+            assertThat(health("/health/live").statusCode())
+                    .as("a database outage is not cured by a restart")
                     .isEqualTo(200);
         } finally {
             PostgresServer.start();
         }
 
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(health("/health/ready").statusCode()).isEqualTo(200));
+        await().atMost(PATIENCE)
+                .untilAsserted(
+                        () -> assertThat(health("/health/ready").statusCode()).isEqualTo(200));
         String account = account();
         send(UUID.randomUUID(), account, 7);
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(7));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(7));
     }
 
     @Test
@@ -349,17 +396,21 @@ class OperationsIT {
             broker = BrokerProcess.start(settings, false, TestQueues.brokerProperties());
         }
 
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(health("/health/ready").statusCode()).isEqualTo(200));
+        await().atMost(PATIENCE)
+                .untilAsserted(
+                        () -> assertThat(health("/health/ready").statusCode()).isEqualTo(200));
         String account = account();
         send(UUID.randomUUID(), account, 9);
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(9));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(9));
     }
 
     @Test
     void livenessIsDownWhileADeliveryIsStuckAndUpOnceItCompletes() throws Exception {
         String account = account();
         send(UUID.randomUUID(), account, 1);
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(1));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(1));
         assertThat(health("/health/live").statusCode()).isEqualTo(200);
 
         try (AutoCloseable lock = ledger.lockAccount(account)) {
@@ -371,8 +422,11 @@ class OperationsIT {
             });
         }
 
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(3));
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(health("/health/live").statusCode()).isEqualTo(200));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(3));
+        await().atMost(PATIENCE)
+                .untilAsserted(
+                        () -> assertThat(health("/health/live").statusCode()).isEqualTo(200));
     }
 
     private static void send(UUID eventId, String account, long amountCents) throws Exception {
@@ -390,7 +444,10 @@ class OperationsIT {
     }
 
     private static HttpResponse<String> health(String path) throws IOException, InterruptedException {
-        return HTTP.send(HttpRequest.newBuilder(micro.uri(path)).timeout(Duration.ofSeconds(20)).build(),
+        return HTTP.send(
+                HttpRequest.newBuilder(micro.uri(path))
+                        .timeout(Duration.ofSeconds(20))
+                        .build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 

@@ -47,15 +47,20 @@ class OperatorScriptsIT {
     /** What the consumer and the broker would have left: two waiting, two dead letters of each kind, two conflicts. */
     @BeforeAll
     static void queuesAsAnOutageLeftThem() throws JMSException {
-        operator = new ActiveMQConnectionFactory(SETTINGS.brokerUrl(), SETTINGS.get("BROKER_OPERATOR_USER"),
-                SETTINGS.get("BROKER_OPERATOR_PASSWORD")).createConnection();
+        operator = new ActiveMQConnectionFactory(
+                        SETTINGS.brokerUrl(),
+                        SETTINGS.get("BROKER_OPERATOR_USER"),
+                        SETTINGS.get("BROKER_OPERATOR_PASSWORD"))
+                .createConnection();
         operator.start();
         session = operator.createSession(false, Session.AUTO_ACKNOWLEDGE);
         send("it.operate", "{}", Map.of());
         send("it.operate", "{}", Map.of());
         // The broker's own dead letter after its last attempt carries the queue it came from.
-        send("it.operate.dlq", "{\"broker\":\"gave up\"}", Map.of("_AMQ_ORIG_QUEUE", "it.operate",
-                "_AMQ_ORIG_ADDRESS", "it.operate"));
+        send(
+                "it.operate.dlq",
+                "{\"broker\":\"gave up\"}",
+                Map.of("_AMQ_ORIG_QUEUE", "it.operate", "_AMQ_ORIG_ADDRESS", "it.operate"));
         send("it.operate.dlq", "not json", Map.of("rejectionReason", "MALFORMED_JSON"));
         send("it.operate.conflicts", "{}", Map.of("eventId", RETURNED, "rejectionReason", "PAYLOAD_MISMATCH"));
         send("it.operate.conflicts", "{}", Map.of("eventId", KEPT, "rejectionReason", "PAYLOAD_MISMATCH"));
@@ -132,7 +137,9 @@ class OperatorScriptsIT {
         Process process = builder.start();
         String out = new String(process.getInputStream().readAllBytes());
         assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-        assertThat(process.exitValue()).as("operate.sh %s as %s:%n%s", String.join(" ", arguments), user, out).isZero();
+        assertThat(process.exitValue())
+                .as("operate.sh %s as %s:%n%s", String.join(" ", arguments), user, out)
+                .isZero();
         return out;
     }
 

@@ -51,14 +51,19 @@ class CrashBetweenCommitAndAckIT {
         try (PayaraMicroProcess first = PayaraMicroProcess.start("crash-it-1", settings, war, false)) {
             first.awaitReady(Duration.ofMinutes(3));
             try (PaymentProducer producer = new PaymentProducer(settings)) {
-                TextMessage crash = producer.session().createTextMessage(PaymentProducer.json(marked, markedAccount, 4242));
+                TextMessage crash =
+                        producer.session().createTextMessage(PaymentProducer.json(marked, markedAccount, 4242));
                 crash.setBooleanProperty(HaltAfterCommit.PROPERTY, true);
                 producer.send(crash);
             }
-            assertThat(first.await(Duration.ofMinutes(2))).as("the consumer JVM halts on the marked message").isTrue();
+            assertThat(first.await(Duration.ofMinutes(2)))
+                    .as("the consumer JVM halts on the marked message")
+                    .isTrue();
             assertThat(first.exitValue()).isEqualTo(HaltAfterCommit.EXIT_CODE);
         }
-        assertThat(ledger.isProcessed(marked)).as("the transaction committed before the crash").isTrue();
+        assertThat(ledger.isProcessed(marked))
+                .as("the transaction committed before the crash")
+                .isTrue();
         assertThat(ledger.balance(markedAccount)).isEqualTo(4242);
         expected.put(markedAccount, 4242L);
         ids.add(marked);
@@ -73,10 +78,15 @@ class CrashBetweenCommitAndAckIT {
 
             await().atMost(Duration.ofMinutes(2)).untilAsserted(() -> {
                 assertThat(ledger.processedCount(ids)).isEqualTo(ids.size());
-                assertThat(metrics.outcome("duplicate")).as("the marked message, redelivered").isEqualTo(1);
+                assertThat(metrics.outcome("duplicate"))
+                        .as("the marked message, redelivered")
+                        .isEqualTo(1);
             });
-            assertThat(metrics.outcome("applied")).as("only the events sent after the crash").isEqualTo(80);
-            expected.forEach((account, balance) -> assertThat(ledger.balance(account)).as(account).isEqualTo(balance));
+            assertThat(metrics.outcome("applied"))
+                    .as("only the events sent after the crash")
+                    .isEqualTo(80);
+            expected.forEach((account, balance) ->
+                    assertThat(ledger.balance(account)).as(account).isEqualTo(balance));
             assertThat(metrics.outcome("failed")).isZero();
         }
     }
@@ -102,7 +112,9 @@ class CrashBetweenCommitAndAckIT {
                 poison.setStringProperty("probe", probe);
                 producer.send(poison);
             }
-            assertThat(first.await(Duration.ofMinutes(2))).as("the consumer JVM halts after the forward").isTrue();
+            assertThat(first.await(Duration.ofMinutes(2)))
+                    .as("the consumer JVM halts after the forward")
+                    .isTrue();
             assertThat(first.exitValue()).isEqualTo(HaltAfterCommit.EXIT_CODE);
         }
 
@@ -110,8 +122,10 @@ class CrashBetweenCommitAndAckIT {
                 DeadLetterReader deadLetters = new DeadLetterReader(settings)) {
             second.awaitReady(Duration.ofMinutes(3));
             InstanceMetrics metrics = new InstanceMetrics(second);
-            await().atMost(Duration.ofMinutes(2)).untilAsserted(() ->
-                    assertThat(metrics.outcome("rejected")).as("the redelivery, rejected again").isEqualTo(1));
+            await().atMost(Duration.ofMinutes(2))
+                    .untilAsserted(() -> assertThat(metrics.outcome("rejected"))
+                            .as("the redelivery, rejected again")
+                            .isEqualTo(1));
 
             List<Message> copies = deadLetters.receive(selector, 1, Duration.ofSeconds(30));
             Message deadLetter = copies.get(0);
@@ -120,9 +134,12 @@ class CrashBetweenCommitAndAckIT {
             try (PaymentProducer producer = new PaymentProducer(settings)) {
                 producer.send(replayOf(producer, deadLetter));
             }
-            await().atMost(Duration.ofMinutes(1)).untilAsserted(() ->
-                    assertThat(metrics.outcome("rejected")).as("the replay, rejected").isEqualTo(2));
-            Message again = deadLetters.receive(selector, 1, Duration.ofSeconds(30)).get(0);
+            await().atMost(Duration.ofMinutes(1))
+                    .untilAsserted(() -> assertThat(metrics.outcome("rejected"))
+                            .as("the replay, rejected")
+                            .isEqualTo(2));
+            Message again =
+                    deadLetters.receive(selector, 1, Duration.ofSeconds(30)).get(0);
             assertThat(again.getLongProperty(DeadLetters.REJECTED_AT))
                     .isGreaterThan(deadLetter.getLongProperty(DeadLetters.REJECTED_AT));
         }
@@ -146,8 +163,9 @@ class CrashBetweenCommitAndAckIT {
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
     }
 
-    private static void sendEvents(PaymentProducer producer, String account, int count, Map<String, Long> expected,
-            List<UUID> ids) throws JMSException {
+    private static void sendEvents(
+            PaymentProducer producer, String account, int count, Map<String, Long> expected, List<UUID> ids)
+            throws JMSException {
         for (int i = 1; i <= count; i++) {
             UUID id = UUID.randomUUID();
             producer.sendText(PaymentProducer.json(id, account, i));
@@ -161,7 +179,10 @@ class CrashBetweenCommitAndAckIT {
         Path war = settings.stackDir().resolve("crash-hook.war");
         ShrinkWrap.createFromZipFile(WebArchive.class, Build.WAR.toFile())
                 .addClass(HaltAfterCommit.class)
-                .addAsWebInfResource(Path.of("target", "test-classes", "crash-hook", "ejb-jar.xml").toFile(), "ejb-jar.xml")
+                .addAsWebInfResource(
+                        Path.of("target", "test-classes", "crash-hook", "ejb-jar.xml")
+                                .toFile(),
+                        "ejb-jar.xml")
                 .as(ZipExporter.class)
                 .exportTo(war.toFile(), true);
         return war;

@@ -25,8 +25,11 @@ final class DeadLetterReader implements AutoCloseable {
     }
 
     DeadLetterReader(Settings settings, String queue) throws JMSException {
-        connection = new ActiveMQConnectionFactory(settings.brokerUrl(), settings.get("BROKER_OPERATOR_USER"),
-                settings.get("BROKER_OPERATOR_PASSWORD")).createConnection();
+        connection = new ActiveMQConnectionFactory(
+                        settings.brokerUrl(),
+                        settings.get("BROKER_OPERATOR_USER"),
+                        settings.get("BROKER_OPERATOR_PASSWORD"))
+                .createConnection();
         connection.start();
         session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
         this.queue = queue;
@@ -50,7 +53,8 @@ final class DeadLetterReader implements AutoCloseable {
             }
         }
         if (received.size() != count) {
-            throw new AssertionError("expected " + count + " dead letters for " + selector + ", got " + received.size());
+            throw new AssertionError(
+                    "expected " + count + " dead letters for " + selector + ", got " + received.size());
         }
         return received;
     }

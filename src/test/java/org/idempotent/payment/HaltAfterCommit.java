@@ -17,8 +17,10 @@ public class HaltAfterCommit {
     @AroundInvoke
     public Object haltAfterCommit(InvocationContext invocation) throws Exception {
         Object result = invocation.proceed();
-        if (invocation.getParameters().length == 1 && invocation.getParameters()[0] instanceof Message message
-                && message.propertyExists(PROPERTY) && !message.getJMSRedelivered()) {
+        if (invocation.getParameters().length == 1
+                && invocation.getParameters()[0] instanceof Message message
+                && message.propertyExists(PROPERTY)
+                && !message.getJMSRedelivered()) {
             Runtime.getRuntime().halt(EXIT_CODE);
         }
         return result;

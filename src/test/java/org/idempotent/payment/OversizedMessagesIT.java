@@ -40,6 +40,7 @@ class OversizedMessagesIT {
     private static final int HUNDRED_MB = 100 * 1024 * 1024;
     /** Under the broker's 1 MiB as stored: Artemis encodes a text as two bytes a character. */
     private static final int LARGE_TEXT_CHARACTERS = 400_000;
+
     private static final int LARGE_BYTES = 900_000;
     private static final Pattern USED_HEAP = Pattern.compile("(?m)^memory_usedHeap_bytes\\{[^}]*} ([0-9.E+]+)$");
     private static final HttpClient HTTP = HttpClient.newHttpClient();
@@ -53,27 +54,31 @@ class OversizedMessagesIT {
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
         String probe = UUID.randomUUID().toString();
         String selector = "probe = '" + probe + "'";
-        try (PayaraMicroProcess micro = PayaraMicroProcess.start("oversized-it", settings, Build.WAR, false,
-                        "-Xmx256m").awaitReady(Duration.ofMinutes(3));
+        try (PayaraMicroProcess micro = PayaraMicroProcess.start("oversized-it", settings, Build.WAR, false, "-Xmx256m")
+                        .awaitReady(Duration.ofMinutes(3));
                 DeadLetterReader deadLetters = new DeadLetterReader(settings);
                 PaymentProducer producer = new PaymentProducer(settings)) {
             InstanceMetrics metrics = new InstanceMetrics(micro);
             long rejected = metrics.outcome("rejected");
 
             for (int i = 0; i < 16; i++) {
-                Message huge = i % 2 == 0 ? producer.session().createTextMessage("x".repeat(HUNDRED_MB))
+                Message huge = i % 2 == 0
+                        ? producer.session().createTextMessage("x".repeat(HUNDRED_MB))
                         : bytes(producer, HUNDRED_MB);
-                assertThatThrownBy(() -> producer.send(huge)).as("a 100 MB send is refused by the broker")
-                        .isInstanceOf(JMSException.class).hasMessageContaining("refused");
+                assertThatThrownBy(() -> producer.send(huge))
+                        .as("a 100 MB send is refused by the broker")
+                        .isInstanceOf(JMSException.class)
+                        .hasMessageContaining("refused");
             }
 
             AtomicLong peakHeap = new AtomicLong();
             ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
-            sampler.scheduleAtFixedRate(() -> peakHeap.accumulateAndGet(usedHeap(micro), Math::max), 0, 100,
-                    TimeUnit.MILLISECONDS);
+            sampler.scheduleAtFixedRate(
+                    () -> peakHeap.accumulateAndGet(usedHeap(micro), Math::max), 0, 100, TimeUnit.MILLISECONDS);
             try {
                 for (int i = 0; i < 32; i++) {
-                    Message large = i % 2 == 0 ? producer.session().createTextMessage("y".repeat(LARGE_TEXT_CHARACTERS))
+                    Message large = i % 2 == 0
+                            ? producer.session().createTextMessage("y".repeat(LARGE_TEXT_CHARACTERS))
                             : bytes(producer, LARGE_BYTES);
                     large.setStringProperty("probe", probe);
                     producer.send(large);
@@ -87,13 +92,15 @@ class OversizedMessagesIT {
                 sampler.shutdownNow();
             }
 
-            assertThat(metrics.outcome("rejected") - rejected).as("each dead-lettered once, the refused never seen")
+            assertThat(metrics.outcome("rejected") - rejected)
+                    .as("each dead-lettered once, the refused never seen")
                     .isEqualTo(32);
             assertThat(metrics.outcome("failed")).isZero();
             assertThat(micro.await(Duration.ZERO)).as("still running").isFalse();
             assertThat(Files.readString(micro.log())).doesNotContain("OutOfMemoryError");
-            System.out.printf("oversized: 16 x 100 MB refused at the broker; 16 texts of %d characters and 16 bodies "
-                    + "of %d bytes dead-lettered by Payara with -Xmx256m and 16 sessions, peak used heap sampled %d MiB%n",
+            System.out.printf(
+                    "oversized: 16 x 100 MB refused at the broker; 16 texts of %d characters and 16 bodies "
+                            + "of %d bytes dead-lettered by Payara with -Xmx256m and 16 sessions, peak used heap sampled %d MiB%n",
                     LARGE_TEXT_CHARACTERS, LARGE_BYTES, peakHeap.get() >> 20);
         }
     }
@@ -106,8 +113,12 @@ class OversizedMessagesIT {
 
     private static long usedHeap(PayaraMicroProcess micro) {
         try {
-            String body = HTTP.send(HttpRequest.newBuilder(micro.uri("/metrics?scope=base"))
-                    .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.ofString()).body();
+            String body = HTTP.send(
+                            HttpRequest.newBuilder(micro.uri("/metrics?scope=base"))
+                                    .timeout(Duration.ofSeconds(5))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString())
+                    .body();
             Matcher m = USED_HEAP.matcher(body);
             return m.find() ? (long) Double.parseDouble(m.group(1)) : 0;
         } catch (IOException e) {

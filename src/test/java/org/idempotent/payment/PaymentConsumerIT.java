@@ -50,7 +50,8 @@ class PaymentConsumerIT {
         settings = Settings.fromEnvironment()
                 .with("PAYMENTS_QUEUE", "it.consumer")
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
-        micro = PayaraMicroProcess.start("consumer-it", settings, Build.WAR, false).awaitReady(Duration.ofMinutes(3));
+        micro = PayaraMicroProcess.start("consumer-it", settings, Build.WAR, false)
+                .awaitReady(Duration.ofMinutes(3));
         metrics = new InstanceMetrics(micro);
         ledger = new Ledger(settings);
         deadLetters = new DeadLetterReader(settings);
@@ -78,7 +79,8 @@ class PaymentConsumerIT {
 
         send(PaymentProducer.json(eventId, account, 1234));
 
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(1234));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(1234));
         assertThat(ledger.isProcessed(eventId)).isTrue();
     }
 
@@ -89,7 +91,8 @@ class PaymentConsumerIT {
             producer.sendBytes(PaymentProducer.json(UUID.randomUUID(), account, 77));
         }
 
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(77));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(77));
     }
 
     @Test
@@ -97,15 +100,18 @@ class PaymentConsumerIT {
         String account = account();
         UUID eventId = UUID.randomUUID();
         send(PaymentProducer.json(eventId, account, 500));
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(500));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(500));
         long duplicates = metrics.outcome("duplicate");
         long failed = metrics.outcome("failed");
 
         send(PaymentProducer.json(eventId, account, 500));
 
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1));
         assertThat(ledger.balance(account)).isEqualTo(500);
-        assertThat(metrics.outcome("failed")).as("a duplicate is not a failure: no rollback, no redelivery")
+        assertThat(metrics.outcome("failed"))
+                .as("a duplicate is not a failure: no rollback, no redelivery")
                 .isEqualTo(failed);
     }
 
@@ -114,7 +120,8 @@ class PaymentConsumerIT {
         String account = account();
         UUID eventId = UUID.randomUUID();
         send(PaymentProducer.json(eventId, account, 900));
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(900));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(900));
         ledger.age(eventId, Duration.ofDays(6));
         long duplicates = metrics.outcome("duplicate");
         double ages = metrics.gauge("payments_duplicate_age_seconds_count");
@@ -122,11 +129,15 @@ class PaymentConsumerIT {
 
         send(PaymentProducer.json(eventId, account, 900));
 
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1));
         assertThat(ledger.balance(account)).isEqualTo(900);
-        assertThat(metrics.gauge("payments_duplicate_age_seconds_count")).as("its age is recorded").isEqualTo(ages + 1);
+        assertThat(metrics.gauge("payments_duplicate_age_seconds_count"))
+                .as("its age is recorded")
+                .isEqualTo(ages + 1);
         // The sum is exact; max and quantiles come from a sampling reservoir that may skip one value among many.
-        assertThat(metrics.gauge("payments_duplicate_age_seconds_sum") - sum).isBetween(6 * 86_400.0, 6 * 86_400.0 + 120);
+        assertThat(metrics.gauge("payments_duplicate_age_seconds_sum") - sum)
+                .isBetween(6 * 86_400.0, 6 * 86_400.0 + 120);
     }
 
     /**
@@ -156,8 +167,10 @@ class PaymentConsumerIT {
                 for (int c = 0; c < copies; c++) {
                     producer.sendText(PaymentProducer.json(eventId, held, 50));
                 }
-                await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.sessionsWaitingForALock())
-                        .as("the winner on the account row, its copies on the winner's dedup row").isGreaterThanOrEqualTo(3));
+                await().atMost(PATIENCE)
+                        .untilAsserted(() -> assertThat(ledger.sessionsWaitingForALock())
+                                .as("the winner on the account row, its copies on the winner's dedup row")
+                                .isGreaterThanOrEqualTo(3));
             }
             for (int i = 0; i < events - 1; i++) {
                 UUID eventId = UUID.randomUUID();
@@ -171,13 +184,15 @@ class PaymentConsumerIT {
             }
         }
 
-        await().atMost(Duration.ofMinutes(3)).untilAsserted(() -> assertThat(
-                metrics.outcome("applied") - applied + metrics.outcome("duplicate") - duplicates)
-                .isEqualTo((long) events * copies));
+        await().atMost(Duration.ofMinutes(3))
+                .untilAsserted(() -> assertThat(
+                                metrics.outcome("applied") - applied + metrics.outcome("duplicate") - duplicates)
+                        .isEqualTo((long) events * copies));
         assertThat(metrics.outcome("applied") - applied).isEqualTo(events);
         assertThat(metrics.outcome("duplicate") - duplicates).isEqualTo((long) events * (copies - 1));
         assertThat(ledger.processedCount(ids)).isEqualTo(events);
-        expected.forEach((account, balance) -> assertThat(ledger.balance(account)).as(account).isEqualTo(balance));
+        expected.forEach((account, balance) ->
+                assertThat(ledger.balance(account)).as(account).isEqualTo(balance));
     }
 
     @Test
@@ -185,13 +200,14 @@ class PaymentConsumerIT {
         String account = account();
         UUID eventId = UUID.randomUUID();
         send(PaymentProducer.json(eventId, account, 500));
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(500));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(500));
         long conflictCount = metrics.outcome("conflict");
         String probe = UUID.randomUUID().toString();
 
         try (PaymentProducer producer = new PaymentProducer(settings)) {
-            for (String reuse : List.of(PaymentProducer.json(eventId, account, 900),
-                    PaymentProducer.json(eventId, account() , 500))) {
+            for (String reuse : List.of(
+                    PaymentProducer.json(eventId, account, 900), PaymentProducer.json(eventId, account(), 500))) {
                 TextMessage message = producer.session().createTextMessage(reuse);
                 message.setStringProperty("probe", probe);
                 producer.send(message);
@@ -201,14 +217,16 @@ class PaymentConsumerIT {
         List<Message> moved = conflicts.receive("probe = '" + probe + "'", 2, PATIENCE);
         for (Message message : moved) {
             assertThat(message.getStringProperty(DeadLetters.REASON)).isEqualTo("PAYLOAD_MISMATCH");
-            assertThat(message.getStringProperty(Payments.ORIGINAL_FINGERPRINT)).hasSize(64)
+            assertThat(message.getStringProperty(Payments.ORIGINAL_FINGERPRINT))
+                    .hasSize(64)
                     .isNotEqualTo(message.getStringProperty(Payments.FINGERPRINT));
             assertThat(message.getStringProperty(DeadLetters.DETAIL)).contains(eventId.toString());
         }
         assertThat(metrics.outcome("conflict") - conflictCount).isEqualTo(2);
         assertThat(ledger.balance(account)).isEqualTo(500);
         assertThat(deadLetters.receive("probe = '" + probe + "'", 0, Duration.ofSeconds(1)))
-                .as("a conflict is not a malformed message").isEmpty();
+                .as("a conflict is not a malformed message")
+                .isEmpty();
     }
 
     /**
@@ -230,16 +248,22 @@ class PaymentConsumerIT {
                 accounts.put(account, eventId);
                 // 4 copies of amount 100 and 2 of amount 200 under one ID, interleaved.
                 for (long amount : new long[] {100, 200, 100, 100, 200, 100}) {
-                    TextMessage message = producer.session().createTextMessage(PaymentProducer.json(eventId, account, amount));
+                    TextMessage message =
+                            producer.session().createTextMessage(PaymentProducer.json(eventId, account, amount));
                     message.setStringProperty("probe", probe);
                     producer.send(message);
                 }
             }
         }
 
-        await().atMost(Duration.ofMinutes(2)).untilAsserted(() -> assertThat(metrics.outcome("applied") - applied
-                + metrics.outcome("duplicate") - duplicates + metrics.outcome("conflict") - conflictCount)
-                .isEqualTo(events * 6L));
+        await().atMost(Duration.ofMinutes(2))
+                .untilAsserted(() -> assertThat(metrics.outcome("applied")
+                                - applied
+                                + metrics.outcome("duplicate")
+                                - duplicates
+                                + metrics.outcome("conflict")
+                                - conflictCount)
+                        .isEqualTo(events * 6L));
         long expectedDuplicates = 0;
         long expectedConflicts = 0;
         for (String account : accounts.keySet()) {
@@ -252,7 +276,8 @@ class PaymentConsumerIT {
         assertThat(metrics.outcome("duplicate") - duplicates).isEqualTo(expectedDuplicates);
         assertThat(metrics.outcome("conflict") - conflictCount).isEqualTo(expectedConflicts);
         assertThat(conflicts.receive("probe = '" + probe + "'", (int) expectedConflicts, PATIENCE))
-                .allSatisfy(message -> assertThat(message.getStringProperty(DeadLetters.REASON)).isEqualTo("PAYLOAD_MISMATCH"));
+                .allSatisfy(message -> assertThat(message.getStringProperty(DeadLetters.REASON))
+                        .isEqualTo("PAYLOAD_MISMATCH"));
     }
 
     @Test
@@ -264,13 +289,17 @@ class PaymentConsumerIT {
         try {
             send(PaymentProducer.json(eventId, account, 321));
 
-            await().atMost(PATIENCE).untilAsserted(() -> assertThat(metrics.outcome("failed")).isGreaterThan(failed));
-            assertThat(ledger.isProcessed(eventId)).as("the dedup insert rolled back with the payment").isFalse();
+            await().atMost(PATIENCE)
+                    .untilAsserted(() -> assertThat(metrics.outcome("failed")).isGreaterThan(failed));
+            assertThat(ledger.isProcessed(eventId))
+                    .as("the dedup insert rolled back with the payment")
+                    .isFalse();
         } finally {
             ledger.repair();
         }
 
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(321));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(321));
         assertThat(ledger.isProcessed(eventId)).isTrue();
     }
 
@@ -294,7 +323,8 @@ class PaymentConsumerIT {
             producer.send(message);
         }
 
-        Message dead = deadLetters.receive("probe = '" + probe + "'", 1, PATIENCE).get(0);
+        Message dead =
+                deadLetters.receive("probe = '" + probe + "'", 1, PATIENCE).get(0);
         assertThat(dead.getStringProperty(DeadLetters.REASON)).isEqualTo("AMOUNT_OUT_OF_RANGE");
         assertThat(dead.getStringProperty(DeadLetters.DETAIL)).contains("22003");
         assertThat(metrics.outcome("rejected") - rejected).isEqualTo(1);
@@ -303,7 +333,8 @@ class PaymentConsumerIT {
         assertThat(ledger.balance(account)).isEqualTo(nearMax);
 
         send(PaymentProducer.json(UUID.randomUUID(), account, 5));
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(nearMax + 5));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(nearMax + 5));
     }
 
     /**
@@ -321,14 +352,18 @@ class PaymentConsumerIT {
         long duplicates = metrics.outcome("duplicate");
         try {
             try (PaymentProducer producer = new PaymentProducer(settings)) {
-                TextMessage message = producer.session().createTextMessage(PaymentProducer.json(eventId, prefix + "b", 700));
+                TextMessage message =
+                        producer.session().createTextMessage(PaymentProducer.json(eventId, prefix + "b", 700));
                 message.setStringProperty("probe", probe);
                 producer.send(message);
             }
 
-            Message dead = deadLetters.receive("probe = '" + probe + "'", 1, PATIENCE).get(0);
+            Message dead =
+                    deadLetters.receive("probe = '" + probe + "'", 1, PATIENCE).get(0);
             assertThat(dead.getStringProperty(DeadLetters.REASON)).isEqualTo("REFUSED_BY_DATABASE");
-            assertThat(dead.getStringProperty(DeadLetters.DETAIL)).contains("23505").contains(index);
+            assertThat(dead.getStringProperty(DeadLetters.DETAIL))
+                    .contains("23505")
+                    .contains(index);
         } finally {
             ledger.dropIndex(index);
         }
@@ -348,40 +383,124 @@ class PaymentConsumerIT {
         long failed = metrics.outcome("failed");
         try (PaymentProducer producer = new PaymentProducer(settings)) {
             var session = producer.session();
-            sendProbe(producer, session.createTextMessage(notJson), probe, "not-json", expectedReasons, "MALFORMED_JSON");
-            sendProbe(producer, session.createTextMessage("[1,2]"), probe, "array", expectedReasons, "NOT_A_JSON_OBJECT");
-            sendProbe(producer, session.createTextMessage("{\"eventId\":\"" + validId + "\",\"accountId\":\"" + account + "\"}"),
-                    probe, "missing-amount", expectedReasons, "MISSING_FIELD");
-            sendProbe(producer, session.createTextMessage(PaymentProducer.json(validId, account, 0)), probe,
-                    "zero-amount", expectedReasons, "INVALID_AMOUNT");
-            sendProbe(producer, session.createTextMessage(PaymentProducer.json(validId, account, 1_000_000_000_001L)), probe,
-                    "huge-amount", expectedReasons, "INVALID_AMOUNT");
-            sendProbe(producer, session.createTextMessage("{\"eventId\":\"" + validId + "\",\"accountId\":\"" + account
-                    + "\",\"amountCents\":12.5}"), probe, "fraction", expectedReasons, "INVALID_AMOUNT");
-            sendProbe(producer, session.createTextMessage("{\"eventId\":\"nope\",\"accountId\":\"" + account
-                    + "\",\"amountCents\":5}"), probe, "bad-uuid", expectedReasons, "INVALID_EVENT_ID");
-            sendProbe(producer, session.createTextMessage("{\"eventId\":\"" + validId + "\",\"accountId\":\"bad account\""
-                    + ",\"amountCents\":5}"), probe, "bad-account", expectedReasons, "INVALID_ACCOUNT_ID");
+            sendProbe(
+                    producer, session.createTextMessage(notJson), probe, "not-json", expectedReasons, "MALFORMED_JSON");
+            sendProbe(
+                    producer, session.createTextMessage("[1,2]"), probe, "array", expectedReasons, "NOT_A_JSON_OBJECT");
+            sendProbe(
+                    producer,
+                    session.createTextMessage("{\"eventId\":\"" + validId + "\",\"accountId\":\"" + account + "\"}"),
+                    probe,
+                    "missing-amount",
+                    expectedReasons,
+                    "MISSING_FIELD");
+            sendProbe(
+                    producer,
+                    session.createTextMessage(PaymentProducer.json(validId, account, 0)),
+                    probe,
+                    "zero-amount",
+                    expectedReasons,
+                    "INVALID_AMOUNT");
+            sendProbe(
+                    producer,
+                    session.createTextMessage(PaymentProducer.json(validId, account, 1_000_000_000_001L)),
+                    probe,
+                    "huge-amount",
+                    expectedReasons,
+                    "INVALID_AMOUNT");
+            sendProbe(
+                    producer,
+                    session.createTextMessage(
+                            "{\"eventId\":\"" + validId + "\",\"accountId\":\"" + account + "\",\"amountCents\":12.5}"),
+                    probe,
+                    "fraction",
+                    expectedReasons,
+                    "INVALID_AMOUNT");
+            sendProbe(
+                    producer,
+                    session.createTextMessage(
+                            "{\"eventId\":\"nope\",\"accountId\":\"" + account + "\",\"amountCents\":5}"),
+                    probe,
+                    "bad-uuid",
+                    expectedReasons,
+                    "INVALID_EVENT_ID");
+            sendProbe(
+                    producer,
+                    session.createTextMessage(
+                            "{\"eventId\":\"" + validId + "\",\"accountId\":\"bad account\"" + ",\"amountCents\":5}"),
+                    probe,
+                    "bad-account",
+                    expectedReasons,
+                    "INVALID_ACCOUNT_ID");
             sendProbe(producer, session.createTextMessage(""), probe, "empty", expectedReasons, "EMPTY_BODY");
-            sendProbe(producer, session.createTextMessage("x".repeat(70_000)), probe, "huge-text", expectedReasons,
+            sendProbe(
+                    producer,
+                    session.createTextMessage("x".repeat(70_000)),
+                    probe,
+                    "huge-text",
+                    expectedReasons,
                     "BODY_TOO_LARGE");
             String valid = "\"eventId\":\"" + validId + "\",\"accountId\":\"" + account + "\",\"amountCents\":5";
-            sendProbe(producer, session.createTextMessage("{" + valid + ",\"x\":" + "[".repeat(5000) + "]".repeat(5000)
-                    + "}"), probe, "nested-5000", expectedReasons, "MALFORMED_JSON");
-            sendProbe(producer, session.createTextMessage("{" + valid + ",\"x\":" + "9".repeat(5000) + "}"), probe,
-                    "number-5000-digits", expectedReasons, "MALFORMED_JSON");
-            sendProbe(producer, session.createTextMessage("{\"eventId\":\"" + validId + "\",\"accountId\":\"" + account
-                    + "\",\"amountCents\":1e99999999999}"), probe, "huge-exponent", expectedReasons, "MALFORMED_JSON");
-            sendProbe(producer, session.createTextMessage("{" + valid + ",\"amountCents\":500}"), probe,
-                    "duplicate-key", expectedReasons, "MALFORMED_JSON");
-            sendProbe(producer, session.createTextMessage("{\"eventId\":\"" + validId + "\",\"accountId\":\"" + account
-                    + "\",\"amountCents\":null}"), probe, "null-amount", expectedReasons, "MISSING_FIELD");
-            sendProbe(producer, session.createTextMessage("{\"eventId\":\"" + validId + "\",\"accountId\":[\"" + account
-                    + "\"],\"amountCents\":5}"), probe, "array-account", expectedReasons, "INVALID_ACCOUNT_ID");
-            sendProbe(producer, session.createTextMessage("{\"eventId\":\"" + validId + "\",\"accountId\":\"" + account
-                    + "\",\"amountCents\":true}"), probe, "boolean-amount", expectedReasons, "INVALID_AMOUNT");
-            sendProbe(producer, session.createTextMessage("{" + valid + ",\"occurredAt\":\"last tuesday\"}"), probe,
-                    "bad-occurred-at", expectedReasons, "INVALID_OCCURRED_AT");
+            sendProbe(
+                    producer,
+                    session.createTextMessage("{" + valid + ",\"x\":" + "[".repeat(5000) + "]".repeat(5000) + "}"),
+                    probe,
+                    "nested-5000",
+                    expectedReasons,
+                    "MALFORMED_JSON");
+            sendProbe(
+                    producer,
+                    session.createTextMessage("{" + valid + ",\"x\":" + "9".repeat(5000) + "}"),
+                    probe,
+                    "number-5000-digits",
+                    expectedReasons,
+                    "MALFORMED_JSON");
+            sendProbe(
+                    producer,
+                    session.createTextMessage("{\"eventId\":\"" + validId + "\",\"accountId\":\"" + account
+                            + "\",\"amountCents\":1e99999999999}"),
+                    probe,
+                    "huge-exponent",
+                    expectedReasons,
+                    "MALFORMED_JSON");
+            sendProbe(
+                    producer,
+                    session.createTextMessage("{" + valid + ",\"amountCents\":500}"),
+                    probe,
+                    "duplicate-key",
+                    expectedReasons,
+                    "MALFORMED_JSON");
+            sendProbe(
+                    producer,
+                    session.createTextMessage(
+                            "{\"eventId\":\"" + validId + "\",\"accountId\":\"" + account + "\",\"amountCents\":null}"),
+                    probe,
+                    "null-amount",
+                    expectedReasons,
+                    "MISSING_FIELD");
+            sendProbe(
+                    producer,
+                    session.createTextMessage(
+                            "{\"eventId\":\"" + validId + "\",\"accountId\":[\"" + account + "\"],\"amountCents\":5}"),
+                    probe,
+                    "array-account",
+                    expectedReasons,
+                    "INVALID_ACCOUNT_ID");
+            sendProbe(
+                    producer,
+                    session.createTextMessage(
+                            "{\"eventId\":\"" + validId + "\",\"accountId\":\"" + account + "\",\"amountCents\":true}"),
+                    probe,
+                    "boolean-amount",
+                    expectedReasons,
+                    "INVALID_AMOUNT");
+            sendProbe(
+                    producer,
+                    session.createTextMessage("{" + valid + ",\"occurredAt\":\"last tuesday\"}"),
+                    probe,
+                    "bad-occurred-at",
+                    expectedReasons,
+                    "INVALID_OCCURRED_AT");
             BytesMessage latin1 = session.createBytesMessage();
             latin1.writeBytes(PaymentProducer.json(validId, "caf\u00e9", 5).getBytes(StandardCharsets.ISO_8859_1));
             sendProbe(producer, latin1, probe, "latin1", expectedReasons, "INVALID_ENCODING");
@@ -400,25 +519,37 @@ class PaymentConsumerIT {
         for (Message message : dead) {
             reasons.put(message.getStringProperty("kind"), message.getStringProperty(DeadLetters.REASON));
             assertThat(message.getStringProperty(DeadLetters.DETAIL)).isNotBlank();
-            assertThat(message.getStringProperty(DeadLetters.ORIGINAL_DESTINATION)).contains(settings.get("PAYMENTS_QUEUE"));
+            assertThat(message.getStringProperty(DeadLetters.ORIGINAL_DESTINATION))
+                    .contains(settings.get("PAYMENTS_QUEUE"));
             if ("not-json".equals(message.getStringProperty("kind"))) {
-                assertThat(((TextMessage) message).getText()).as("the body travels unchanged").isEqualTo(notJson);
+                assertThat(((TextMessage) message).getText())
+                        .as("the body travels unchanged")
+                        .isEqualTo(notJson);
             }
         }
         assertThat(reasons).isEqualTo(expectedReasons);
         assertThat(metrics.outcome("rejected") - rejected).isEqualTo(expectedReasons.size());
-        assertThat(metrics.outcome("failed")).as("dead-lettered at once, no redelivery attempts burnt").isEqualTo(failed);
+        assertThat(metrics.outcome("failed"))
+                .as("dead-lettered at once, no redelivery attempts burnt")
+                .isEqualTo(failed);
         assertThat(ledger.isProcessed(validId)).isFalse();
         assertThat(ledger.balance(account)).isNull();
 
         // ...and the consumer goes on with the next message.
         UUID next = UUID.randomUUID();
         send(PaymentProducer.json(next, account, 42));
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(42));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(42));
     }
 
-    private static void sendProbe(PaymentProducer producer, Message message, String probe, String kind,
-            Map<String, String> expectedReasons, String reason) throws JMSException {
+    private static void sendProbe(
+            PaymentProducer producer,
+            Message message,
+            String probe,
+            String kind,
+            Map<String, String> expectedReasons,
+            String reason)
+            throws JMSException {
         message.setStringProperty("probe", probe);
         message.setStringProperty("kind", kind);
         producer.send(message);

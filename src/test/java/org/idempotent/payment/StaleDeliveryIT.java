@@ -72,13 +72,16 @@ class StaleDeliveryIT {
 
         String probe = send(eventId, account, 300, Instant.now().minus(HORIZON).minus(Duration.ofHours(1)), null);
 
-        Message moved = quarantine.receive("probe = '" + probe + "'", 1, PATIENCE).get(0);
+        Message moved =
+                quarantine.receive("probe = '" + probe + "'", 1, PATIENCE).get(0);
         assertThat(moved.getStringProperty(DeadLetters.REASON)).isEqualTo("STALE");
         assertThat(moved.getStringProperty(DedupHorizon.EVENT_ID)).isEqualTo(eventId.toString());
         assertThat(Long.parseLong(moved.getStringProperty(DedupHorizon.OCCURRED_AGE_SECONDS)))
                 .isGreaterThan(HORIZON.toSeconds());
-        assertThat(Long.parseLong(moved.getStringProperty(DedupHorizon.MESSAGE_AGE_SECONDS))).isLessThan(600);
-        assertThat(moved.getStringProperty(DedupHorizon.HORIZON_SECONDS)).isEqualTo(String.valueOf(HORIZON.toSeconds()));
+        assertThat(Long.parseLong(moved.getStringProperty(DedupHorizon.MESSAGE_AGE_SECONDS)))
+                .isLessThan(600);
+        assertThat(moved.getStringProperty(DedupHorizon.HORIZON_SECONDS))
+                .isEqualTo(String.valueOf(HORIZON.toSeconds()));
         assertThat(metrics.outcome("quarantined") - quarantined).isEqualTo(1);
         assertThat(ledger.balance(account)).isNull();
         assertThat(ledger.isProcessed(eventId)).isFalse();
@@ -90,7 +93,8 @@ class StaleDeliveryIT {
 
         send(UUID.randomUUID(), account, 400, Instant.now().minus(HORIZON).plus(Duration.ofHours(1)), null);
 
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(400));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(400));
     }
 
     @Test
@@ -98,13 +102,15 @@ class StaleDeliveryIT {
         String account = account();
         UUID eventId = UUID.randomUUID();
         send(eventId, account, 500, null, null);
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(500));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(500));
         long duplicates = metrics.outcome("duplicate");
         long quarantined = metrics.outcome("quarantined");
 
         send(eventId, account, 500, Instant.now().minus(Duration.ofDays(40)), null);
 
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1));
         assertThat(metrics.outcome("quarantined")).isEqualTo(quarantined);
         assertThat(ledger.balance(account)).isEqualTo(500);
     }
@@ -121,10 +127,13 @@ class StaleDeliveryIT {
 
         String probe = send(eventId, account, 600, null, firstSent);
 
-        Message moved = quarantine.receive("probe = '" + probe + "'", 1, PATIENCE).get(0);
+        Message moved =
+                quarantine.receive("probe = '" + probe + "'", 1, PATIENCE).get(0);
         assertThat(moved.getStringProperty(DeadLetters.REASON)).isEqualTo("STALE");
         assertThat(moved.propertyExists(DedupHorizon.OCCURRED_AGE_SECONDS)).isFalse();
-        assertThat(moved.getLongProperty(DeadLetters.ORIGINAL_TIMESTAMP)).as("kept, not restamped").isEqualTo(firstSent);
+        assertThat(moved.getLongProperty(DeadLetters.ORIGINAL_TIMESTAMP))
+                .as("kept, not restamped")
+                .isEqualTo(firstSent);
         assertThat(ledger.balance(account)).isNull();
     }
 
@@ -137,8 +146,13 @@ class StaleDeliveryIT {
         await().atMost(PATIENCE).until(() -> quarantineHolds(probe));
         String release = "/admin/events/" + eventId + "/release";
 
-        assertThat(admin.postJson(release, Map.of()).statusCode()).as("no reason given").isEqualTo(400);
-        assertThat(AdminClient.anonymous(micro).postJson(release, Map.of("reason", "x")).statusCode()).isEqualTo(401);
+        assertThat(admin.postJson(release, Map.of()).statusCode())
+                .as("no reason given")
+                .isEqualTo(400);
+        assertThat(AdminClient.anonymous(micro)
+                        .postJson(release, Map.of("reason", "x"))
+                        .statusCode())
+                .isEqualTo(401);
         HttpResponse<String> released = admin.postJson(release, Map.of("reason", "archive replay checked by hand"));
 
         assertThat(released.statusCode()).as(released.body()).isEqualTo(200);
@@ -146,9 +160,11 @@ class StaleDeliveryIT {
         assertThat(audit.getString("releasedBy")).isEqualTo(settings.get("ADMIN_USER"));
         assertThat(audit.getString("reason")).isEqualTo("archive replay checked by hand");
         assertThat(audit.getInt("messagesMoved")).isEqualTo(1);
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(700));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(700));
         assertThat(ledger.isProcessed(eventId)).isTrue();
-        assertThat(admin.postJson(release, Map.of("reason", "again")).statusCode()).as("nothing left to release")
+        assertThat(admin.postJson(release, Map.of("reason", "again")).statusCode())
+                .as("nothing left to release")
                 .isEqualTo(404);
         JsonObject lookup = AdminClient.json(admin.get("/admin/events/" + eventId));
         assertThat(lookup.getJsonArray("released")).hasSize(1);
@@ -156,18 +172,23 @@ class StaleDeliveryIT {
         // The same stale event sent once more is now a plain duplicate: release did not bypass the dedup.
         long duplicates = metrics.outcome("duplicate");
         send(eventId, account, 700, Instant.now().minus(Duration.ofDays(30)), null);
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1));
         assertThat(ledger.balance(account)).isEqualTo(700);
 
         // Two weeks on, retention has purged its record and the release has lapsed with the horizon: another stale
         // copy is quarantined again, not applied a second time. (Another payment first, so that the account's
         // last-event guard cannot be what stops it.)
         send(UUID.randomUUID(), account, 1, null, null);
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(701));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(701));
         ledger.forget(eventId);
         ledger.ageReleases(eventId, HORIZON.plusHours(1));
         String late = send(eventId, account, 700, Instant.now().minus(Duration.ofDays(30)), null);
-        assertThat(quarantine.receive("probe = '" + late + "'", 1, PATIENCE).get(0).getStringProperty(DeadLetters.REASON))
+        assertThat(quarantine
+                        .receive("probe = '" + late + "'", 1, PATIENCE)
+                        .get(0)
+                        .getStringProperty(DeadLetters.REASON))
                 .isEqualTo("STALE");
         assertThat(ledger.balance(account)).isEqualTo(701);
     }

@@ -62,7 +62,8 @@ class MultiProtocolProducersIT {
         settings = Settings.fromEnvironment()
                 .with("PAYMENTS_QUEUE", "it.protocols")
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
-        micro = PayaraMicroProcess.start("protocols-it", settings, Build.WAR, false).awaitReady(Duration.ofMinutes(3));
+        micro = PayaraMicroProcess.start("protocols-it", settings, Build.WAR, false)
+                .awaitReady(Duration.ofMinutes(3));
         metrics = new InstanceMetrics(micro);
         ledger = new Ledger(settings);
     }
@@ -104,9 +105,14 @@ class MultiProtocolProducersIT {
             }
         }
 
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(metrics.outcome("applied") - applied).isEqualTo(8));
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(metrics.outcome("duplicate") - duplicates).isEqualTo(8));
-        expected.forEach((account, amount) -> assertThat(ledger.balance(account)).as(account).isEqualTo(amount));
+        await().atMost(PATIENCE)
+                .untilAsserted(
+                        () -> assertThat(metrics.outcome("applied") - applied).isEqualTo(8));
+        await().atMost(PATIENCE)
+                .untilAsserted(() ->
+                        assertThat(metrics.outcome("duplicate") - duplicates).isEqualTo(8));
+        expected.forEach((account, amount) ->
+                assertThat(ledger.balance(account)).as(account).isEqualTo(amount));
     }
 
     @Test
@@ -123,18 +129,21 @@ class MultiProtocolProducersIT {
         Map<String, String> reasons = new LinkedHashMap<>();
         Map<String, String> unforwarded = new LinkedHashMap<>();
         try (Connection operator = new org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory(
-                settings.brokerUrl(), settings.get("BROKER_OPERATOR_USER"), settings.get("BROKER_OPERATOR_PASSWORD"))
+                        settings.brokerUrl(),
+                        settings.get("BROKER_OPERATOR_USER"),
+                        settings.get("BROKER_OPERATOR_PASSWORD"))
                 .createConnection()) {
             operator.start();
             Session session = operator.createSession(false, Session.AUTO_ACKNOWLEDGE);
-            try (var consumer = session.createConsumer(session.createQueue(settings.get("DEAD_LETTER_QUEUE")),
-                    "probe = '" + probe + "'")) {
+            try (var consumer = session.createConsumer(
+                    session.createQueue(settings.get("DEAD_LETTER_QUEUE")), "probe = '" + probe + "'")) {
                 long deadline = System.nanoTime() + PATIENCE.toNanos();
                 while (reasons.size() < 2 * protocols.size() && System.nanoTime() < deadline) {
                     Message dead = consumer.receive(500);
                     if (dead != null) {
                         reasons.put(dead.getStringProperty("protocol"), dead.getStringProperty("rejectionReason"));
-                        unforwarded.put(dead.getStringProperty("protocol"),
+                        unforwarded.put(
+                                dead.getStringProperty("protocol"),
                                 String.valueOf(dead.getStringProperty("unforwardedProperties")));
                     }
                 }
@@ -155,14 +164,21 @@ class MultiProtocolProducersIT {
         String password = settings.get("BROKER_PRODUCER_PASSWORD");
         String hostPort = settings.get("BROKER_HOST") + ":" + settings.get("BROKER_PORT");
         return switch (protocol) {
-            case "core" -> jms(new org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory(
-                    "tcp://" + hostPort, user, password));
+            case "core" ->
+                jms(new org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory(
+                        "tcp://" + hostPort, user, password));
             case "amqp" -> jms(new JmsConnectionFactory(user, password, "amqp://" + hostPort));
             // The broker sends no advisories (acceptor: supportAdvisory=false), so the client need not watch them.
-            case "openwire" -> jms(new org.apache.activemq.ActiveMQConnectionFactory(user, password,
-                    "tcp://" + hostPort + "?jms.watchTopicAdvisories=false"));
-            case "stomp" -> new Stomp(settings.get("BROKER_HOST"), settings.getInt("BROKER_PORT"), user, password,
-                    settings.get("PAYMENTS_QUEUE"));
+            case "openwire" ->
+                jms(new org.apache.activemq.ActiveMQConnectionFactory(
+                        user, password, "tcp://" + hostPort + "?jms.watchTopicAdvisories=false"));
+            case "stomp" ->
+                new Stomp(
+                        settings.get("BROKER_HOST"),
+                        settings.getInt("BROKER_PORT"),
+                        user,
+                        password,
+                        settings.get("PAYMENTS_QUEUE"));
             default -> throw new IllegalArgumentException(protocol);
         };
     }
@@ -210,7 +226,9 @@ class MultiProtocolProducersIT {
             this.out = socket.getOutputStream();
             this.in = socket.getInputStream();
             this.destination = destination;
-            write("CONNECT\naccept-version:1.2\nhost:" + host + "\nlogin:" + login + "\npasscode:" + passcode + "\n\n",
+            write(
+                    "CONNECT\naccept-version:1.2\nhost:" + host + "\nlogin:" + login + "\npasscode:" + passcode
+                            + "\n\n",
                     new byte[0]);
             String connected = readFrame();
             if (!connected.startsWith("CONNECTED")) {
@@ -221,13 +239,14 @@ class MultiProtocolProducersIT {
         @Override
         public void send(String body, boolean binary, Map<String, String> properties) throws IOException {
             String receipt = "r" + ++receipts;
-            StringBuilder headers = new StringBuilder("SEND\ndestination:" + destination + "\npersistent:true\nreceipt:"
-                    + receipt + "\n");
+            StringBuilder headers = new StringBuilder(
+                    "SEND\ndestination:" + destination + "\npersistent:true\nreceipt:" + receipt + "\n");
             byte[] bytes = body.getBytes(UTF_8);
             if (binary) {
                 headers.append("content-length:").append(bytes.length).append('\n');
             }
-            properties.forEach((name, value) -> headers.append(name).append(':').append(value).append('\n'));
+            properties.forEach((name, value) ->
+                    headers.append(name).append(':').append(value).append('\n'));
             write(headers.append('\n').toString(), bytes);
             String answer = readFrame();
             if (!answer.startsWith("RECEIPT") || !answer.contains("receipt-id:" + receipt)) {
@@ -249,7 +268,7 @@ class MultiProtocolProducersIT {
                 if (b < 0) {
                     throw new IOException("STOMP connection closed after: " + frame.toString(UTF_8));
                 }
-                if (frame.size() > 0 || (b != '\n' && b != '\r')) {  // heart-beats between frames
+                if (frame.size() > 0 || (b != '\n' && b != '\r')) { // heart-beats between frames
                     frame.write(b);
                 }
             }

@@ -48,7 +48,8 @@ class RetentionIT {
                 .with("RETENTION_SCHEDULE", "month=1;dayOfMonth=1;hour=0;minute=0")
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
         Database.recreate(settings);
-        micro = PayaraMicroProcess.start("retention-it", settings, Build.WAR, false).awaitReady(Duration.ofMinutes(3));
+        micro = PayaraMicroProcess.start("retention-it", settings, Build.WAR, false)
+                .awaitReady(Duration.ofMinutes(3));
         admin = AdminClient.as(micro, settings.get("ADMIN_USER"), settings.get("ADMIN_PASSWORD"));
         ledger = new Ledger(settings);
     }
@@ -74,12 +75,16 @@ class RetentionIT {
         assertThat(run.getJsonNumber("rowsDeleted").longValue()).isEqualTo(25_500);
         assertThat(run.getInt("batches")).isEqualTo(26);
         assertThat(ledger.processedAged(WINDOW, Duration.ofDays(365))).isZero();
-        assertThat(ledger.processedAged(WINDOW.minusHours(2), WINDOW)).as("an hour short of the window: kept")
+        assertThat(ledger.processedAged(WINDOW.minusHours(2), WINDOW))
+                .as("an hour short of the window: kept")
                 .isEqualTo(700);
-        JsonObject status = jakarta.json.Json.createReader(new StringReader(admin.get("/admin/retention").body()))
+        JsonObject status = jakarta.json.Json.createReader(
+                        new StringReader(admin.get("/admin/retention").body()))
                 .readObject();
-        assertThat(status.getJsonObject("lastRun").getJsonNumber("rowsDeleted").longValue()).isEqualTo(25_500);
-        assertThat(new InstanceMetrics(micro).gauge("retention_purged_rows_total")).isGreaterThanOrEqualTo(25_500);
+        assertThat(status.getJsonObject("lastRun").getJsonNumber("rowsDeleted").longValue())
+                .isEqualTo(25_500);
+        assertThat(new InstanceMetrics(micro).gauge("retention_purged_rows_total"))
+                .isGreaterThanOrEqualTo(25_500);
     }
 
     @Test
@@ -97,10 +102,13 @@ class RetentionIT {
         }
         List<JsonObject> runs = purges.stream().map(CompletableFuture::join).toList();
 
-        Map<String, Long> outcomes = runs.stream()
-                .collect(Collectors.groupingBy(run -> run.getString("outcome"), Collectors.counting()));
+        Map<String, Long> outcomes =
+                runs.stream().collect(Collectors.groupingBy(run -> run.getString("outcome"), Collectors.counting()));
         assertThat(outcomes).isEqualTo(Map.of("COMPLETED", 1L, "SKIPPED_LOCKED", 1L));
-        assertThat(runs.stream().mapToLong(run -> run.getJsonNumber("rowsDeleted").longValue()).sum()).isEqualTo(300_000);
+        assertThat(runs.stream()
+                        .mapToLong(run -> run.getJsonNumber("rowsDeleted").longValue())
+                        .sum())
+                .isEqualTo(300_000);
         assertThat(ledger.processedAged(WINDOW, Duration.ofDays(365))).isZero();
     }
 
@@ -116,7 +124,8 @@ class RetentionIT {
         InstanceMetrics metrics = new InstanceMetrics(micro);
         long duplicates = metrics.outcome("duplicate");
 
-        CompletableFuture<JsonObject> purge = CompletableFuture.supplyAsync(() -> admin.postJson("/admin/retention/purge"));
+        CompletableFuture<JsonObject> purge =
+                CompletableFuture.supplyAsync(() -> admin.postJson("/admin/retention/purge"));
         await().atMost(Duration.ofSeconds(30)).until(ledger::purgeRunning);
         List<String> during = new ArrayList<>();
         during.add(PaymentProducer.json(young, account, 1000));
@@ -124,22 +133,31 @@ class RetentionIT {
             during.add(PaymentProducer.json(UUID.randomUUID(), account, i));
         }
         send(during);
-        await().atMost(Duration.ofSeconds(60)).until(() -> Long.valueOf(1000 + 5050).equals(ledger.balance(account)));
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> Long.valueOf(1000 + 5050).equals(ledger.balance(account)));
 
-        assertThat(ledger.purgeRunning()).as("all 101 messages were consumed while the purge was still running").isTrue();
+        assertThat(ledger.purgeRunning())
+                .as("all 101 messages were consumed while the purge was still running")
+                .isTrue();
         assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1);
         JsonObject run = purge.join();
         assertThat(run.getString("outcome")).isEqualTo("COMPLETED");
         assertThat(run.getJsonNumber("rowsDeleted").longValue()).isEqualTo(1_000_000);
-        assertThat(ledger.isProcessed(young)).as("a record inside the window survives the purge").isTrue();
+        assertThat(ledger.isProcessed(young))
+                .as("a record inside the window survives the purge")
+                .isTrue();
     }
 
     @Test
     void theAdminApiRefusesAnonymousAndWrongCredentials() {
-        assertThat(AdminClient.anonymous(micro).get("/admin/retention").statusCode()).isEqualTo(401);
-        assertThat(AdminClient.anonymous(micro).post("/admin/retention/purge").statusCode()).isEqualTo(401);
-        assertThat(AdminClient.as(micro, settings.get("ADMIN_USER"), "not-the-password").get("/admin/retention")
-                .statusCode()).isEqualTo(401);
+        assertThat(AdminClient.anonymous(micro).get("/admin/retention").statusCode())
+                .isEqualTo(401);
+        assertThat(AdminClient.anonymous(micro).post("/admin/retention/purge").statusCode())
+                .isEqualTo(401);
+        assertThat(AdminClient.as(micro, settings.get("ADMIN_USER"), "not-the-password")
+                        .get("/admin/retention")
+                        .statusCode())
+                .isEqualTo(401);
         assertThat(admin.get("/admin/retention").statusCode()).isEqualTo(200);
     }
 
@@ -152,11 +170,13 @@ class RetentionIT {
         try (PayaraMicroProcess timed = PayaraMicroProcess.start("retention-timer-it", firing, Build.WAR, false)) {
             timed.awaitReady(Duration.ofMinutes(3));
 
-            await().atMost(Duration.ofSeconds(60))
-                    .until(() -> ledger.processedAged(WINDOW, Duration.ofDays(365)) == 0);
-            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(
-                    new InstanceMetrics(timed).gauge("retention_purged_rows_total")).isGreaterThanOrEqualTo(2_000));
-            assertThat(Files.readString(timed.log())).as("purged by its own timer").contains("Purge COMPLETED");
+            await().atMost(Duration.ofSeconds(60)).until(() -> ledger.processedAged(WINDOW, Duration.ofDays(365)) == 0);
+            await().atMost(Duration.ofSeconds(30))
+                    .untilAsserted(() -> assertThat(new InstanceMetrics(timed).gauge("retention_purged_rows_total"))
+                            .isGreaterThanOrEqualTo(2_000));
+            assertThat(Files.readString(timed.log()))
+                    .as("purged by its own timer")
+                    .contains("Purge COMPLETED");
         }
     }
 
@@ -173,11 +193,16 @@ class RetentionIT {
                     .postJson("/admin/retention/purge");
 
             assertThat(run.getString("outcome")).isEqualTo("REFUSED");
-            assertThat(run.getString("detail")).contains("RETENTION_DAYS=3.00", "BROKER_MAX_DELIVERY_ATTEMPTS",
-                    "BROKER_MAX_REDELIVERY_DELAY_SECONDS", "DLQ_REPLAY_DAYS");
+            assertThat(run.getString("detail"))
+                    .contains(
+                            "RETENTION_DAYS=3.00",
+                            "BROKER_MAX_DELIVERY_ATTEMPTS",
+                            "BROKER_MAX_REDELIVERY_DELAY_SECONDS",
+                            "DLQ_REPLAY_DAYS");
             assertThat(Files.readString(refusing.log())).contains("Retention refused: RETENTION_DAYS=3.00");
         }
-        assertThat(ledger.processedAged(Duration.ofDays(3), Duration.ofDays(365))).isEqualTo(oldRows);
+        assertThat(ledger.processedAged(Duration.ofDays(3), Duration.ofDays(365)))
+                .isEqualTo(oldRows);
     }
 
     private static void send(List<String> bodies) throws Exception {
@@ -195,5 +220,4 @@ class RetentionIT {
             throw new IllegalStateException(e);
         }
     }
-
 }

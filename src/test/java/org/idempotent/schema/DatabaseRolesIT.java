@@ -37,7 +37,8 @@ class DatabaseRolesIT {
 
     @Test
     void theApplicationRoleReadsAndWritesRows() throws SQLException {
-        try (Connection app = Database.connectAsApplication(SETTINGS); Statement sql = app.createStatement()) {
+        try (Connection app = Database.connectAsApplication(SETTINGS);
+                Statement sql = app.createStatement()) {
             sql.executeUpdate("INSERT INTO processed_events (event_id, processed_at) VALUES ('" + UUID.randomUUID()
                     + "', now())");
             assertThat(sql.executeUpdate("DELETE FROM processed_events")).isEqualTo(1);
@@ -48,24 +49,35 @@ class DatabaseRolesIT {
     void theApplicationRoleCannotDropAlterTruncateOrCreate() throws SQLException {
         try (Connection app = Database.connectAsApplication(SETTINGS)) {
             assertThat(app.getMetaData().getUserName()).isEqualTo(SETTINGS.get("DB_USER"));
-            for (String ddl : new String[] {"DROP TABLE processed_events", "ALTER TABLE processed_events ADD COLUMN x int",
-                    "TRUNCATE processed_events", "CREATE TABLE intruder (id int)", "DROP SCHEMA public CASCADE"}) {
+            for (String ddl : new String[] {
+                "DROP TABLE processed_events",
+                "ALTER TABLE processed_events ADD COLUMN x int",
+                "TRUNCATE processed_events",
+                "CREATE TABLE intruder (id int)",
+                "DROP SCHEMA public CASCADE"
+            }) {
                 assertThatThrownBy(() -> {
-                    try (Statement sql = app.createStatement()) {
-                        sql.execute(ddl);
-                    }
-                }).as(ddl).isInstanceOf(SQLException.class)
-                        .satisfies(e -> assertThat(((SQLException) e).getSQLState()).as(ddl).isEqualTo(INSUFFICIENT_PRIVILEGE));
+                            try (Statement sql = app.createStatement()) {
+                                sql.execute(ddl);
+                            }
+                        })
+                        .as(ddl)
+                        .isInstanceOf(SQLException.class)
+                        .satisfies(e -> assertThat(((SQLException) e).getSQLState())
+                                .as(ddl)
+                                .isEqualTo(INSUFFICIENT_PRIVILEGE));
             }
         }
     }
 
     @Test
     void aTableALaterMigrationAddsIsTheApplicationsToUseAtOnce() throws SQLException {
-        try (Connection owner = Database.connect(SETTINGS); Statement sql = owner.createStatement()) {
+        try (Connection owner = Database.connect(SETTINGS);
+                Statement sql = owner.createStatement()) {
             sql.execute("CREATE TABLE later_migration (id bigserial PRIMARY KEY, note text)");
         }
-        try (Connection app = Database.connectAsApplication(SETTINGS); Statement sql = app.createStatement()) {
+        try (Connection app = Database.connectAsApplication(SETTINGS);
+                Statement sql = app.createStatement()) {
             assertThat(sql.executeUpdate("INSERT INTO later_migration (note) VALUES ('from the application')"))
                     .isEqualTo(1);
         }

@@ -38,7 +38,7 @@ class SchemaMigrationIT {
         int messages = 400;
         try (PaymentProducer producer = new PaymentProducer(settings)) {
             for (int i = 0; i < messages; i++) {
-                UUID id = i % 5 == 4 ? ids.get(i / 2) : UUID.randomUUID();  // every 5th message repeats an event
+                UUID id = i % 5 == 4 ? ids.get(i / 2) : UUID.randomUUID(); // every 5th message repeats an event
                 String account = "backlog-" + (id.hashCode() & 7);
                 long amount = 1 + (id.getLeastSignificantBits() & 0xfff);
                 if (!ids.contains(id)) {
@@ -54,13 +54,17 @@ class SchemaMigrationIT {
             micro.awaitReady(Duration.ofMinutes(3));
             InstanceMetrics metrics = new InstanceMetrics(micro);
 
-            await().atMost(Duration.ofMinutes(2)).untilAsserted(() -> assertThat(
-                    metrics.outcome("applied") + metrics.outcome("duplicate")).isEqualTo(messages));
+            await().atMost(Duration.ofMinutes(2))
+                    .untilAsserted(() -> assertThat(metrics.outcome("applied") + metrics.outcome("duplicate"))
+                            .isEqualTo(messages));
             assertThat(metrics.outcome("applied")).isEqualTo(ids.size());
-            assertThat(metrics.outcome("failed")).as("no message failed for want of a table").isZero();
+            assertThat(metrics.outcome("failed"))
+                    .as("no message failed for want of a table")
+                    .isZero();
             assertThat(metrics.outcome("rejected")).isZero();
             assertThat(ledger.processedCount(ids)).isEqualTo(ids.size());
-            expected.forEach((account, balance) -> assertThat(ledger.balance(account)).as(account).isEqualTo(balance));
+            expected.forEach((account, balance) ->
+                    assertThat(ledger.balance(account)).as(account).isEqualTo(balance));
             assertThat(Files.readString(micro.log())).doesNotContainPattern("relation \"[a-z_]+\" does not exist");
         }
     }

@@ -24,15 +24,20 @@ class AdminEndpointsTest {
             if (resource.getAnnotation(Path.class).value().startsWith("admin")) {
                 admin.add(resource);
                 RolesAllowed roles = resource.getAnnotation(RolesAllowed.class);
-                assertThat(roles).as("%s has @RolesAllowed", resource.getSimpleName()).isNotNull();
+                assertThat(roles)
+                        .as("%s has @RolesAllowed", resource.getSimpleName())
+                        .isNotNull();
                 assertThat(roles.value()).as(resource.getSimpleName()).containsExactly(AdminApi.ROLE);
                 for (Method method : resource.getDeclaredMethods()) {
-                    assertThat(method.getAnnotation(PermitAll.class)).as(method.toString()).isNull();
+                    assertThat(method.getAnnotation(PermitAll.class))
+                            .as(method.toString())
+                            .isNull();
                 }
             }
         }
 
-        assertThat(admin).extracting(Class::getSimpleName)
+        assertThat(admin)
+                .extracting(Class::getSimpleName)
                 .contains("RetentionResource", "ProcessedEventsResource", "StatisticsResource");
     }
 
@@ -40,8 +45,9 @@ class AdminEndpointsTest {
     void webXmlRequiresTheRoleForTheWholeAdminPath() throws IOException {
         String webXml = Files.readString(java.nio.file.Path.of("src/main/webapp/WEB-INF/web.xml"));
 
-        assertThat(webXml).containsPattern("<url-pattern>/api/admin/\\*</url-pattern>\\s*</web-resource-collection>\\s*"
-                + "<auth-constraint>\\s*<role-name>" + AdminApi.ROLE + "</role-name>");
+        assertThat(webXml)
+                .containsPattern("<url-pattern>/api/admin/\\*</url-pattern>\\s*</web-resource-collection>\\s*"
+                        + "<auth-constraint>\\s*<role-name>" + AdminApi.ROLE + "</role-name>");
         assertThat(webXml).doesNotContain("<http-method>");
     }
 
@@ -49,8 +55,10 @@ class AdminEndpointsTest {
         java.nio.file.Path classes = java.nio.file.Path.of("target", "classes");
         List<Class<?>> resources = new ArrayList<>();
         try (Stream<java.nio.file.Path> files = Files.walk(classes)) {
-            for (java.nio.file.Path file : files.filter(f -> f.toString().endsWith(".class")).toList()) {
-                String name = classes.relativize(file).toString().replace('/', '.').replaceAll("\\.class$", "");
+            for (java.nio.file.Path file :
+                    files.filter(f -> f.toString().endsWith(".class")).toList()) {
+                String name =
+                        classes.relativize(file).toString().replace('/', '.').replaceAll("\\.class$", "");
                 Class<?> type = Class.forName(name, false, AdminEndpointsTest.class.getClassLoader());
                 if (type.isAnnotationPresent(Path.class)) {
                     resources.add(type);

@@ -27,7 +27,8 @@ class BrokerLoginIT {
     @Test
     void anonymousAndWrongPasswordConnectionsAreRefused() {
         assertThatThrownBy(() -> connect(null, null)).isInstanceOf(JMSSecurityException.class);
-        assertThatThrownBy(() -> connect(settings.get("BROKER_USER"), "wrong")).isInstanceOf(JMSSecurityException.class);
+        assertThatThrownBy(() -> connect(settings.get("BROKER_USER"), "wrong"))
+                .isInstanceOf(JMSSecurityException.class);
     }
 
     @Test
@@ -39,11 +40,13 @@ class BrokerLoginIT {
 
     @Test
     void aProducerCanNeitherReadNorWriteTheDeadLettersNorConsumePayments() throws JMSException {
-        try (Connection producer = connect(settings.get("BROKER_PRODUCER_USER"), settings.get("BROKER_PRODUCER_PASSWORD"))) {
+        try (Connection producer =
+                connect(settings.get("BROKER_PRODUCER_USER"), settings.get("BROKER_PRODUCER_PASSWORD"))) {
             Session session = producer.createSession(false, Session.AUTO_ACKNOWLEDGE);
             var deadLetters = session.createQueue(settings.get("DEAD_LETTER_QUEUE"));
             assertThatThrownBy(() -> session.createConsumer(deadLetters)).hasMessageContaining(DENIED);
-            assertThatThrownBy(() -> browseAll(session.createBrowser(deadLetters))).hasMessageContaining(DENIED);
+            assertThatThrownBy(() -> browseAll(session.createBrowser(deadLetters)))
+                    .hasMessageContaining(DENIED);
             assertThatThrownBy(() -> session.createProducer(deadLetters).send(session.createTextMessage("{}")))
                     .hasMessageContaining(DENIED);
             assertThatThrownBy(() -> session.createConsumer(session.createQueue(settings.get("PAYMENTS_QUEUE"))))
@@ -58,15 +61,18 @@ class BrokerLoginIT {
             assertThatThrownBy(() -> session.createConsumer(session.createQueue(settings.get("DEAD_LETTER_QUEUE"))))
                     .hasMessageContaining(DENIED);
             assertThatThrownBy(() -> session.createProducer(session.createQueue("not.declared"))
-                    .send(session.createTextMessage("{}"))).hasMessageContaining(DENIED);
+                            .send(session.createTextMessage("{}")))
+                    .hasMessageContaining(DENIED);
         }
     }
 
     @Test
     void anOperatorMayBrowseTheDeadLetters() throws JMSException {
-        try (Connection operator = connect(settings.get("BROKER_OPERATOR_USER"), settings.get("BROKER_OPERATOR_PASSWORD"))) {
+        try (Connection operator =
+                connect(settings.get("BROKER_OPERATOR_USER"), settings.get("BROKER_OPERATOR_PASSWORD"))) {
             Session session = operator.createSession(false, Session.AUTO_ACKNOWLEDGE);
-            assertThatCode(() -> browseAll(session.createBrowser(session.createQueue(settings.get("DEAD_LETTER_QUEUE")))))
+            assertThatCode(() ->
+                            browseAll(session.createBrowser(session.createQueue(settings.get("DEAD_LETTER_QUEUE")))))
                     .doesNotThrowAnyException();
         }
     }

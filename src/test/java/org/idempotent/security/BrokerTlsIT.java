@@ -16,11 +16,11 @@ import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.stack.BrokerProcess;
 import org.idempotent.stack.Build;
+import org.idempotent.stack.Commands;
 import org.idempotent.stack.Database;
+import org.idempotent.stack.FreePort;
 import org.idempotent.stack.Ledger;
 import org.idempotent.stack.PayaraMicroProcess;
-import org.idempotent.stack.Commands;
-import org.idempotent.stack.FreePort;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.Test;
 
@@ -40,13 +40,49 @@ class BrokerTlsIT {
         Files.createDirectories(dir);
         Path keystore = dir.resolve("broker.p12");
         Path truststore = dir.resolve("clients.p12");
-        keytool("-genkeypair", "-alias", "broker", "-keyalg", "RSA", "-keysize", "2048", "-validity", "2",
-                "-dname", "CN=localhost", "-ext", "SAN=dns:localhost,ip:127.0.0.1", "-storetype", "PKCS12",
-                "-keystore", keystore.toString(), "-storepass", STORE_PASSWORD);
-        keytool("-exportcert", "-alias", "broker", "-keystore", keystore.toString(), "-storepass", STORE_PASSWORD,
-                "-file", dir.resolve("broker.crt").toString());
-        keytool("-importcert", "-noprompt", "-alias", "broker", "-file", dir.resolve("broker.crt").toString(),
-                "-storetype", "PKCS12", "-keystore", truststore.toString(), "-storepass", STORE_PASSWORD);
+        keytool(
+                "-genkeypair",
+                "-alias",
+                "broker",
+                "-keyalg",
+                "RSA",
+                "-keysize",
+                "2048",
+                "-validity",
+                "2",
+                "-dname",
+                "CN=localhost",
+                "-ext",
+                "SAN=dns:localhost,ip:127.0.0.1",
+                "-storetype",
+                "PKCS12",
+                "-keystore",
+                keystore.toString(),
+                "-storepass",
+                STORE_PASSWORD);
+        keytool(
+                "-exportcert",
+                "-alias",
+                "broker",
+                "-keystore",
+                keystore.toString(),
+                "-storepass",
+                STORE_PASSWORD,
+                "-file",
+                dir.resolve("broker.crt").toString());
+        keytool(
+                "-importcert",
+                "-noprompt",
+                "-alias",
+                "broker",
+                "-file",
+                dir.resolve("broker.crt").toString(),
+                "-storetype",
+                "PKCS12",
+                "-keystore",
+                truststore.toString(),
+                "-storepass",
+                STORE_PASSWORD);
         int tlsPort = FreePort.find();
         Settings settings = Settings.fromEnvironment()
                 .with("STACK_DIR", dir.resolve("stack").toString())
@@ -69,20 +105,28 @@ class BrokerTlsIT {
             String account = "tls-" + UUID.randomUUID();
             String tls = "tcp://localhost:" + tlsPort + "?sslEnabled=true&trustStorePath=" + truststore
                     + "&trustStorePassword=" + STORE_PASSWORD + "&trustStoreType=PKCS12&verifyHost=true";
-            try (Connection producer = new ActiveMQConnectionFactory(tls, settings.get("BROKER_PRODUCER_USER"),
-                    settings.get("BROKER_PRODUCER_PASSWORD")).createConnection()) {
+            try (Connection producer = new ActiveMQConnectionFactory(
+                            tls, settings.get("BROKER_PRODUCER_USER"), settings.get("BROKER_PRODUCER_PASSWORD"))
+                    .createConnection()) {
                 Session session = producer.createSession(false, Session.AUTO_ACKNOWLEDGE);
                 session.createProducer(session.createQueue("payments"))
                         .send(session.createTextMessage(PaymentProducer.json(UUID.randomUUID(), account, 4242)));
             }
             Ledger ledger = new Ledger(settings);
-            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(4242));
-            assertThat(Files.readString(broker.log())).contains("for protocols [CORE,AMQP,STOMP,OPENWIRE]")
+            await().atMost(Duration.ofSeconds(60))
+                    .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(4242));
+            assertThat(Files.readString(broker.log()))
+                    .contains("for protocols [CORE,AMQP,STOMP,OPENWIRE]")
                     .containsPattern("Started \\w+ Acceptor at 127.0.0.1:" + tlsPort);
 
-            String plain = "tcp://localhost:" + tlsPort + "?reconnectAttempts=0&initialConnectAttempts=1&callTimeout=5000";
-            assertThatThrownBy(() -> new ActiveMQConnectionFactory(plain, settings.get("BROKER_PRODUCER_USER"),
-                    settings.get("BROKER_PRODUCER_PASSWORD")).createConnection().close())
+            String plain =
+                    "tcp://localhost:" + tlsPort + "?reconnectAttempts=0&initialConnectAttempts=1&callTimeout=5000";
+            assertThatThrownBy(() -> new ActiveMQConnectionFactory(
+                                    plain,
+                                    settings.get("BROKER_PRODUCER_USER"),
+                                    settings.get("BROKER_PRODUCER_PASSWORD"))
+                            .createConnection()
+                            .close())
                     .isInstanceOf(JMSException.class);
         }
     }

@@ -19,7 +19,8 @@ import org.junit.jupiter.api.Test;
 class SecretsInRepositoryTest {
 
     /** The local defaults of the README's configuration table, for a developer's machine only. */
-    private static final Set<String> LOCAL_DEFAULTS = Set.of("postgres", "payments", "admin", "payments-producer", "operator", "payments_app");
+    private static final Set<String> LOCAL_DEFAULTS =
+            Set.of("postgres", "payments", "admin", "payments-producer", "operator", "payments_app");
 
     /** Defaults that mean "no password": a feature off until configured, such as TLS to the broker. */
     private static final Set<String> NOT_SET = Set.of("", "none");
@@ -31,8 +32,8 @@ class SecretsInRepositoryTest {
      * A literal password in configuration: password=..., <password>...</password>, PASSWORD: ... on one line (a YAML
      * key whose value is a nested mapping, such as a compose secret's definition, is not one).
      */
-    private static final Pattern LITERAL_PASSWORD = Pattern.compile(
-            "(?i)(?:password|passwd)[\"']?[ \\t]*(?:=|:|>)[ \\t]*[\"']?([^\\s\"'<>;,)}]+)");
+    private static final Pattern LITERAL_PASSWORD =
+            Pattern.compile("(?i)(?:password|passwd)[\"']?[ \\t]*(?:=|:|>)[ \\t]*[\"']?([^\\s\"'<>;,)}]+)");
 
     @Test
     void passwordDefaultsAreTheDocumentedLocalOnes() throws IOException {
@@ -42,7 +43,7 @@ class SecretsInRepositoryTest {
         Matcher m = ENV_DEFAULT.matcher(postBoot);
         while (m.find()) {
             if (NOT_SET.contains(m.group(2))) {
-                continue;  // no password unless configured (a trust store's, for TLS)
+                continue; // no password unless configured (a trust store's, for TLS)
             }
             keys.add(m.group(1));
             assertThat(m.group(2)).as(m.group(1)).isIn(LOCAL_DEFAULTS);
@@ -57,7 +58,8 @@ class SecretsInRepositoryTest {
 
         assertThat(keys).contains("DB_PASSWORD", "BROKER_PASSWORD", "ADMIN_PASSWORD");
         for (String key : keys) {
-            assertThat(readme).as("README documents %s as a local default", key)
+            assertThat(readme)
+                    .as("README documents %s as a local default", key)
                     .containsPattern("\\| `" + key + "` \\|[^\\n]*local default only");
         }
     }
@@ -79,7 +81,9 @@ class SecretsInRepositoryTest {
                 while (m.find()) {
                     String value = m.group(1);
                     // "${...}": supplied at run time; "...": an ellipsis in a comment.
-                    if (!value.startsWith("$") && !value.matches("\\.+") && !LOCAL_DEFAULTS.contains(value)
+                    if (!value.startsWith("$")
+                            && !value.matches("\\.+")
+                            && !LOCAL_DEFAULTS.contains(value)
                             && !NOT_SET.contains(value)) {
                         findings.add(file + ": " + m.group());
                     }
@@ -91,15 +95,22 @@ class SecretsInRepositoryTest {
     }
 
     private static boolean isConfiguration(String name) {
-        return name.endsWith(".xml") || name.endsWith(".properties") || name.endsWith(".asadmin")
-                || name.endsWith(".yml") || name.endsWith(".yaml") || name.endsWith(".env")
-                || name.startsWith("Dockerfile") || name.equals("run");
+        return name.endsWith(".xml")
+                || name.endsWith(".properties")
+                || name.endsWith(".asadmin")
+                || name.endsWith(".yml")
+                || name.endsWith(".yaml")
+                || name.endsWith(".env")
+                || name.startsWith("Dockerfile")
+                || name.equals("run");
     }
 
     /** The files git tracks; all files under the project when it is not a git checkout. */
     private static List<Path> trackedFiles() throws IOException {
         try {
-            Process git = new ProcessBuilder("git", "ls-files", "-z").redirectErrorStream(false).start();
+            Process git = new ProcessBuilder("git", "ls-files", "-z")
+                    .redirectErrorStream(false)
+                    .start();
             String out = new String(git.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             if (git.waitFor() == 0 && !out.isEmpty()) {
                 return List.of(out.split("\0")).stream().map(Path::of).toList();
@@ -111,7 +122,8 @@ class SecretsInRepositoryTest {
             // fall through to walking the tree
         }
         try (var files = Files.walk(Path.of("."))) {
-            return files.filter(path -> !path.startsWith("./target") && !path.startsWith("./.git")).toList();
+            return files.filter(path -> !path.startsWith("./target") && !path.startsWith("./.git"))
+                    .toList();
         }
     }
 }

@@ -26,16 +26,27 @@ public final class AnnouncementSubscriber implements AutoCloseable {
     public static final String QUEUE = "payments.applied::payments.applied.ledger";
 
     /** One announcement as received, body and properties. */
-    public record Received(UUID eventId, String accountId, long amountCents, long balanceCents, long sequence,
-            String groupId, String duplicateId, UUID eventIdProperty, long sequenceProperty) {}
+    public record Received(
+            UUID eventId,
+            String accountId,
+            long amountCents,
+            long balanceCents,
+            long sequence,
+            String groupId,
+            String duplicateId,
+            UUID eventIdProperty,
+            long sequenceProperty) {}
 
     private final Connection connection;
     private final Session session;
     private final MessageConsumer consumer;
 
     public AnnouncementSubscriber(Settings settings) throws JMSException {
-        connection = new ActiveMQConnectionFactory(settings.brokerHaUrl(), settings.get("BROKER_OPERATOR_USER"),
-                settings.get("BROKER_OPERATOR_PASSWORD")).createConnection();
+        connection = new ActiveMQConnectionFactory(
+                        settings.brokerHaUrl(),
+                        settings.get("BROKER_OPERATOR_USER"),
+                        settings.get("BROKER_OPERATOR_PASSWORD"))
+                .createConnection();
         session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
         consumer = session.createConsumer(session.createQueue(QUEUE));
         connection.start();
@@ -44,7 +55,8 @@ public final class AnnouncementSubscriber implements AutoCloseable {
     /** Everything that arrives until nothing has for {@code quiet}. */
     public List<Received> receiveUntilQuiet(Duration quiet) throws JMSException {
         List<Received> received = new ArrayList<>();
-        for (Message message = consumer.receive(quiet.toMillis()); message != null;
+        for (Message message = consumer.receive(quiet.toMillis());
+                message != null;
                 message = consumer.receive(quiet.toMillis())) {
             received.add(read(message));
         }
@@ -52,11 +64,17 @@ public final class AnnouncementSubscriber implements AutoCloseable {
     }
 
     private static Received read(Message message) throws JMSException {
-        JsonObject body = Json.createReader(new StringReader(((TextMessage) message).getText())).readObject();
-        return new Received(UUID.fromString(body.getString("eventId")), body.getString("accountId"),
-                body.getJsonNumber("amountCents").longValueExact(), body.getJsonNumber("balanceCents").longValueExact(),
-                body.getJsonNumber("sequence").longValueExact(), message.getStringProperty("JMSXGroupID"),
-                message.getStringProperty("_AMQ_DUPL_ID"), UUID.fromString(message.getStringProperty("eventId")),
+        JsonObject body = Json.createReader(new StringReader(((TextMessage) message).getText()))
+                .readObject();
+        return new Received(
+                UUID.fromString(body.getString("eventId")),
+                body.getString("accountId"),
+                body.getJsonNumber("amountCents").longValueExact(),
+                body.getJsonNumber("balanceCents").longValueExact(),
+                body.getJsonNumber("sequence").longValueExact(),
+                message.getStringProperty("JMSXGroupID"),
+                message.getStringProperty("_AMQ_DUPL_ID"),
+                UUID.fromString(message.getStringProperty("eventId")),
                 message.getLongProperty("sequence"));
     }
 
@@ -76,16 +94,21 @@ public final class AnnouncementSubscriber implements AutoCloseable {
             }
             Received before = last.put(r.accountId(), r);
             if (before != null && r.sequence() != before.sequence() + 1) {
-                violations.add("account " + r.accountId() + ": sequence " + r.sequence() + " after " + before.sequence());
+                violations.add(
+                        "account " + r.accountId() + ": sequence " + r.sequence() + " after " + before.sequence());
             }
-            long balance = (before == null ? (r.sequence() == 1 ? 0 : r.balanceCents() - r.amountCents())
-                    : before.balanceCents()) + r.amountCents();
+            long balance = (before == null
+                            ? (r.sequence() == 1 ? 0 : r.balanceCents() - r.amountCents())
+                            : before.balanceCents())
+                    + r.amountCents();
             if (r.balanceCents() != balance) {
                 violations.add("account " + r.accountId() + " sequence " + r.sequence() + ": balance "
                         + r.balanceCents() + " where the amounts add up to " + balance);
             }
-            if (!r.accountId().equals(r.groupId()) || !r.eventId().equals(r.eventIdProperty())
-                    || r.sequence() != r.sequenceProperty() || r.duplicateId() == null) {
+            if (!r.accountId().equals(r.groupId())
+                    || !r.eventId().equals(r.eventIdProperty())
+                    || r.sequence() != r.sequenceProperty()
+                    || r.duplicateId() == null) {
                 violations.add("event " + r.eventId() + ": properties disagree with the body: " + r);
             }
         }

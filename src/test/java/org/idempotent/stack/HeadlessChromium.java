@@ -21,11 +21,20 @@ public final class HeadlessChromium {
         Path profile = Files.createTempDirectory(Path.of("target"), "chromium-profile");
         ChromeOptions options = new ChromeOptions();
         options.setBinary("/usr/bin/chromium");
-        options.addArguments("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--window-size=1400,1000", "--user-data-dir=" + profile.toAbsolutePath());
+        options.addArguments(
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--window-size=1400,1000",
+                "--user-data-dir=" + profile.toAbsolutePath());
         ChromeDriverService service = new ChromeDriverService.Builder()
-                .usingDriverExecutable(Path.of("/usr/bin/chromedriver").toFile()).build();
+                .usingDriverExecutable(Path.of("/usr/bin/chromedriver").toFile())
+                .build();
         return new ChromeDriver(service, options);
     }
 

@@ -39,22 +39,27 @@ public final class Ledger {
 
     /** Pretends the event was processed this long ago. */
     public void age(UUID eventId, Duration age) {
-        update("UPDATE processed_events SET processed_at = now() - make_interval(secs => ?) WHERE event_id = ?",
-                (double) age.toSeconds(), eventId);
+        update(
+                "UPDATE processed_events SET processed_at = now() - make_interval(secs => ?) WHERE event_id = ?",
+                (double) age.toSeconds(),
+                eventId);
     }
 
     /** Dedup records of events processed {@code age} ago (give or take a minute), as a busy past would leave. */
     public void insertProcessed(int count, Duration age) {
-        update("INSERT INTO processed_events (event_id, processed_at) SELECT gen_random_uuid(), "
-                + "now() - make_interval(secs => ?) - random() * interval '1 minute' FROM generate_series(1, ?)",
-                (double) age.toSeconds(), count);
+        update(
+                "INSERT INTO processed_events (event_id, processed_at) SELECT gen_random_uuid(), "
+                        + "now() - make_interval(secs => ?) - random() * interval '1 minute' FROM generate_series(1, ?)",
+                (double) age.toSeconds(),
+                count);
     }
 
     /** Rows whose age lies between {@code youngest} and {@code oldest}. */
     public long processedAged(Duration youngest, Duration oldest) {
-        try (Connection db = Database.connect(settings); PreparedStatement query = db.prepareStatement(
-                "SELECT count(*) FROM processed_events WHERE processed_at <= now() - make_interval(secs => ?) "
-                        + "AND processed_at > now() - make_interval(secs => ?)")) {
+        try (Connection db = Database.connect(settings);
+                PreparedStatement query = db.prepareStatement(
+                        "SELECT count(*) FROM processed_events WHERE processed_at <= now() - make_interval(secs => ?) "
+                                + "AND processed_at > now() - make_interval(secs => ?)")) {
             query.setDouble(1, youngest.toSeconds());
             query.setDouble(2, oldest.toSeconds());
             try (ResultSet row = query.executeQuery()) {
@@ -69,8 +74,9 @@ public final class Ledger {
     /** The audit rows of the event's forgettings: who, and why, oldest first. */
     public List<String> forgettings(UUID eventId) {
         List<String> rows = new ArrayList<>();
-        try (Connection db = Database.connect(settings); PreparedStatement query = db.prepareStatement(
-                "SELECT forgotten_by || ': ' || reason FROM forgotten_events WHERE event_id = ? ORDER BY id")) {
+        try (Connection db = Database.connect(settings);
+                PreparedStatement query = db.prepareStatement(
+                        "SELECT forgotten_by || ': ' || reason FROM forgotten_events WHERE event_id = ? ORDER BY id")) {
             query.setObject(1, eventId);
             try (ResultSet row = query.executeQuery()) {
                 while (row.next()) {
@@ -99,26 +105,36 @@ public final class Ledger {
 
     /** How many sessions of this database are waiting for a lock right now (a row, or another transaction's key). */
     public long sessionsWaitingForALock() {
-        return single("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                + "AND wait_event_type = 'Lock' AND pid <> ?", -1);
+        return single(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                        + "AND wait_event_type = 'Lock' AND pid <> ?",
+                -1);
     }
 
     /** Whether some session holds the purge's advisory lock, i.e. a purge is running. */
     public boolean purgeRunning() {
-        return single("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND "
-                + "((classid::bigint << 32) | objid::bigint) = ?", 0x726574656e74696fL) > 0;
+        return single(
+                        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND "
+                                + "((classid::bigint << 32) | objid::bigint) = ?",
+                        0x726574656e74696fL)
+                > 0;
     }
 
     /** Makes the event's releases from quarantine look {@code age} old. */
     public void ageReleases(UUID eventId, Duration age) {
-        update("UPDATE released_events SET released_at = now() - make_interval(secs => ?) WHERE event_id = ?",
-                (double) age.toSeconds(), eventId);
+        update(
+                "UPDATE released_events SET released_at = now() - make_interval(secs => ?) WHERE event_id = ?",
+                (double) age.toSeconds(),
+                eventId);
     }
 
     /** Sets an account's balance directly, creating the account if needed. */
     public void setBalance(String account, long balance) {
-        update("INSERT INTO accounts (id, balance_cents, updated_at) VALUES (?, ?, now()) "
-                + "ON CONFLICT (id) DO UPDATE SET balance_cents = EXCLUDED.balance_cents", account, balance);
+        update(
+                "INSERT INTO accounts (id, balance_cents, updated_at) VALUES (?, ?, now()) "
+                        + "ON CONFLICT (id) DO UPDATE SET balance_cents = EXCLUDED.balance_cents",
+                account,
+                balance);
     }
 
     /**
@@ -143,7 +159,8 @@ public final class Ledger {
     }
 
     private Long single(String sql, Object parameter) {
-        try (Connection db = Database.connect(settings); PreparedStatement query = db.prepareStatement(sql)) {
+        try (Connection db = Database.connect(settings);
+                PreparedStatement query = db.prepareStatement(sql)) {
             bind(db, query, 1, parameter);
             try (ResultSet row = query.executeQuery()) {
                 return row.next() ? row.getLong(1) : null;
@@ -154,7 +171,8 @@ public final class Ledger {
     }
 
     private void update(String sql, Object... parameters) {
-        try (Connection db = Database.connect(settings); PreparedStatement statement = db.prepareStatement(sql)) {
+        try (Connection db = Database.connect(settings);
+                PreparedStatement statement = db.prepareStatement(sql)) {
             for (int i = 0; i < parameters.length; i++) {
                 bind(db, statement, i + 1, parameters[i]);
             }

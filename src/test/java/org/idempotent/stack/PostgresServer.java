@@ -23,13 +23,19 @@ public final class PostgresServer {
     }
 
     private static void pgCtlCluster(String... action) {
-        Commands.run(Stream.concat(Stream.of("pg_ctlcluster", "--skip-systemctl-redirect", clusterVersion(), "main"),
-                Stream.of(action)).toList(), Map.of());
+        Commands.run(
+                Stream.concat(
+                                Stream.of("pg_ctlcluster", "--skip-systemctl-redirect", clusterVersion(), "main"),
+                                Stream.of(action))
+                        .toList(),
+                Map.of());
     }
 
     private static String clusterVersion() {
         try (Stream<Path> versions = Files.list(Path.of("/etc/postgresql"))) {
-            return versions.map(path -> path.getFileName().toString()).sorted().reduce((a, b) -> b)
+            return versions.map(path -> path.getFileName().toString())
+                    .sorted()
+                    .reduce((a, b) -> b)
                     .orElseThrow(() -> new IllegalStateException("no cluster under /etc/postgresql"));
         } catch (IOException e) {
             throw new IllegalStateException("these tests need a local Debian PostgreSQL cluster", e);

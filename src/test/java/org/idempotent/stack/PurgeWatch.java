@@ -20,7 +20,8 @@ public final class PurgeWatch {
 
     /** Rows 40 days old, expired under any retention window the product accepts (at most 30 days). */
     public static void insertExpired(Settings settings, int rows) throws SQLException {
-        try (Connection db = Database.connect(settings); Statement insert = db.createStatement()) {
+        try (Connection db = Database.connect(settings);
+                Statement insert = db.createStatement()) {
             insert.execute("INSERT INTO processed_events (event_id, processed_at, fingerprint)"
                     + " SELECT gen_random_uuid(), now() - interval '40 days', 'x'"
                     + " FROM generate_series(1, " + rows + ")");
@@ -32,10 +33,13 @@ public final class PurgeWatch {
         int most = 0;
         int atWork = 0;
         Instant until = Instant.now().plus(timeout);
-        try (Connection db = Database.connect(settings); Statement statement = db.createStatement()) {
+        try (Connection db = Database.connect(settings);
+                Statement statement = db.createStatement()) {
             while (Instant.now().isBefore(until) && expired(statement) > 0) {
-                int purging = single(statement, "SELECT count(*) FROM pg_stat_activity WHERE state = 'active'"
-                        + " AND pid <> pg_backend_pid() AND query ILIKE 'DELETE FROM processed_events%'");
+                int purging = single(
+                        statement,
+                        "SELECT count(*) FROM pg_stat_activity WHERE state = 'active'"
+                                + " AND pid <> pg_backend_pid() AND query ILIKE 'DELETE FROM processed_events%'");
                 most = Math.max(most, purging);
                 atWork += purging > 0 ? 1 : 0;
                 Thread.sleep(20);
@@ -45,8 +49,8 @@ public final class PurgeWatch {
     }
 
     private static long expired(Statement statement) throws SQLException {
-        return single(statement,
-                "SELECT count(*) FROM processed_events WHERE processed_at < now() - interval '30 days'");
+        return single(
+                statement, "SELECT count(*) FROM processed_events WHERE processed_at < now() - interval '30 days'");
     }
 
     private static int single(Statement statement, String sql) throws SQLException {

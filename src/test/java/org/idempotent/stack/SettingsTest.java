@@ -28,11 +28,23 @@ class SettingsTest {
         Matcher m = ENV_DEFAULT.matcher(commands);
         while (m.find()) {
             String previous = postBoot.put(m.group(1), m.group(2));
-            assertThat(previous).as("one default per key in post-boot: %s", m.group(1)).isIn(null, m.group(2));
+            assertThat(previous)
+                    .as("one default per key in post-boot: %s", m.group(1))
+                    .isIn(null, m.group(2));
         }
 
-        assertThat(postBoot).containsKeys("DB_HOST", "DB_PORT", "DB_NAME", "DB_USER", "DB_PASSWORD", "DB_POOL_MAX",
-                "BROKER_HOST", "BROKER_PORT", "BROKER_USER", "BROKER_PASSWORD");
+        assertThat(postBoot)
+                .containsKeys(
+                        "DB_HOST",
+                        "DB_PORT",
+                        "DB_NAME",
+                        "DB_USER",
+                        "DB_PASSWORD",
+                        "DB_POOL_MAX",
+                        "BROKER_HOST",
+                        "BROKER_PORT",
+                        "BROKER_USER",
+                        "BROKER_PASSWORD");
         // Paths the launcher derives from the build and the stack directory.
         postBoot.remove("ARTEMIS_RAR");
         postBoot.remove("ADMIN_PASSWORD_ASADMIN_FILE");
@@ -44,12 +56,14 @@ class SettingsTest {
     @Test
     void applicationDefaultsAgreeWithTheLauncherDefaults() throws IOException {
         Properties application = new Properties();
-        try (Reader reader = Files.newBufferedReader(Path.of("src/main/resources/META-INF/microprofile-config.properties"))) {
+        try (Reader reader =
+                Files.newBufferedReader(Path.of("src/main/resources/META-INF/microprofile-config.properties"))) {
             application.load(reader);
         }
 
         assertThat(application).isNotEmpty();
-        application.forEach((key, value) -> assertThat(Settings.defaults()).containsEntry((String) key, (String) value));
+        application.forEach(
+                (key, value) -> assertThat(Settings.defaults()).containsEntry((String) key, (String) value));
     }
 
     @Test

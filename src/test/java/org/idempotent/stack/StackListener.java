@@ -50,6 +50,7 @@ public class StackListener implements TestExecutionListener {
                 .flatMap(root -> plan.getDescendants(root).stream())
                 .map(TestIdentifier::getSource)
                 .flatMap(java.util.Optional::stream)
-                .anyMatch(source -> source instanceof ClassSource c && c.getClassName().endsWith("IT"));
+                .anyMatch(source ->
+                        source instanceof ClassSource c && c.getClassName().endsWith("IT"));
     }
 }

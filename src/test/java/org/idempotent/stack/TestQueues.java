@@ -11,8 +11,15 @@ import java.util.List;
 public final class TestQueues {
 
     private static final List<String> ROLES = List.of("payments-producer", "payments-consumer", "payments-operator");
-    private static final List<String> PERMISSIONS = List.of("send", "consume", "browse", "createAddress",
-            "createDurableQueue", "deleteDurableQueue", "createNonDurableQueue", "deleteNonDurableQueue");
+    private static final List<String> PERMISSIONS = List.of(
+            "send",
+            "consume",
+            "browse",
+            "createAddress",
+            "createDurableQueue",
+            "deleteDurableQueue",
+            "createNonDurableQueue",
+            "deleteNonDurableQueue");
 
     private TestQueues() {}
 

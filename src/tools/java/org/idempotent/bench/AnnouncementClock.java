@@ -32,8 +32,11 @@ final class AnnouncementClock implements AutoCloseable {
     private final AtomicLong received = new AtomicLong();
 
     AnnouncementClock(Settings settings) throws JMSException {
-        connection = new ActiveMQConnectionFactory(settings.brokerUrl(), settings.get("BROKER_OPERATOR_USER"),
-                settings.get("BROKER_OPERATOR_PASSWORD")).createConnection();
+        connection = new ActiveMQConnectionFactory(
+                        settings.brokerUrl(),
+                        settings.get("BROKER_OPERATOR_USER"),
+                        settings.get("BROKER_OPERATOR_PASSWORD"))
+                .createConnection();
         Session session = connection.createSession(false, Session.DUPS_OK_ACKNOWLEDGE);
         MessageConsumer consumer = session.createConsumer(session.createQueue(QUEUE));
         consumer.setMessageListener(this::arrived);
@@ -43,7 +46,8 @@ final class AnnouncementClock implements AutoCloseable {
     private void arrived(Message message) {
         Instant now = Instant.now();
         try {
-            String appliedAt = Json.createReader(new StringReader(((TextMessage) message).getText())).readObject()
+            String appliedAt = Json.createReader(new StringReader(((TextMessage) message).getText()))
+                    .readObject()
                     .getString("appliedAt");
             latencyMillis.add(Duration.between(Instant.parse(appliedAt), now).toNanos() / 1e6);
             received.incrementAndGet();
@@ -72,8 +76,14 @@ final class AnnouncementClock implements AutoCloseable {
             return "no samples";
         }
         Collections.sort(sorted);
-        return String.format(Locale.ROOT, "p50 %.1f ms, p99 %.1f ms, p99.9 %.1f ms, max %.1f ms (%d announcements)",
-                at(sorted, 0.50), at(sorted, 0.99), at(sorted, 0.999), sorted.get(sorted.size() - 1), sorted.size());
+        return String.format(
+                Locale.ROOT,
+                "p50 %.1f ms, p99 %.1f ms, p99.9 %.1f ms, max %.1f ms (%d announcements)",
+                at(sorted, 0.50),
+                at(sorted, 0.99),
+                at(sorted, 0.999),
+                sorted.get(sorted.size() - 1),
+                sorted.size());
     }
 
     double p99() {

@@ -33,9 +33,15 @@ final class Chart {
         }
         XYSeriesCollection data = new XYSeriesCollection();
         series.values().forEach(data::addSeries);
-        JFreeChart chart = ChartFactory.createXYLineChart("Payment consumer: throughput against concurrency",
-                "concurrency (JDBC threads / consumer sessions)", "messages per second", data,
-                PlotOrientation.VERTICAL, true, false, false);
+        JFreeChart chart = ChartFactory.createXYLineChart(
+                "Payment consumer: throughput against concurrency",
+                "concurrency (JDBC threads / consumer sessions)",
+                "messages per second",
+                data,
+                PlotOrientation.VERTICAL,
+                true,
+                false,
+                false);
         XYPlot plot = chart.getXYPlot();
         LogAxis concurrency = new LogAxis("concurrency (JDBC threads / consumer sessions)");
         concurrency.setBase(2);
@@ -53,9 +59,12 @@ final class Chart {
         XYLineAndShapeRenderer renderer = new XYLineAndShapeRenderer(true, true);
         for (int i = 0; i < data.getSeriesCount(); i++) {
             boolean cold = data.getSeriesKey(i).toString().endsWith("cold start");
-            renderer.setSeriesStroke(i, cold
-                    ? new BasicStroke(2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f)
-                    : new BasicStroke(2f));
+            renderer.setSeriesStroke(
+                    i,
+                    cold
+                            ? new BasicStroke(
+                                    2f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {6f, 4f}, 0f)
+                            : new BasicStroke(2f));
         }
         plot.setRenderer(renderer);
         ChartUtils.saveChartAsPNG(png.toFile(), chart, 1000, 600);

@@ -69,7 +69,8 @@ final class CommitLatency {
                         throw new IllegalStateException("event " + sent.getKey() + " was sent and never committed");
                     }
                     return new long[] {sent.getValue(), commit[1], commit[0]};
-                }).toList();
+                })
+                .toList();
         return new Latencies[] {
             new Latencies(times.stream().mapToLong(t -> t[2] - t[0]).sorted().toArray()),
             new Latencies(times.stream().mapToLong(t -> t[1] - t[0]).sorted().toArray()),
@@ -89,8 +90,14 @@ final class CommitLatency {
             if (sorted.length == 0) {
                 return "no event sent in the window";
             }
-            return String.format(Locale.ROOT, "p50 %.1f ms, p99 %.1f ms, p99.9 %.1f ms, max %.1f ms over %,d events",
-                    millisAt(0.50), millisAt(0.99), millisAt(0.999), sorted[sorted.length - 1] / 1e3, sorted.length);
+            return String.format(
+                    Locale.ROOT,
+                    "p50 %.1f ms, p99 %.1f ms, p99.9 %.1f ms, max %.1f ms over %,d events",
+                    millisAt(0.50),
+                    millisAt(0.99),
+                    millisAt(0.999),
+                    sorted[sorted.length - 1] / 1e3,
+                    sorted.length);
         }
     }
 

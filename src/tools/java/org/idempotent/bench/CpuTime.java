@@ -18,7 +18,9 @@ final class CpuTime {
 
     private static long clockTicksPerSecond() {
         try {
-            Process getconf = new ProcessBuilder("getconf", "CLK_TCK").redirectErrorStream(true).start();
+            Process getconf = new ProcessBuilder("getconf", "CLK_TCK")
+                    .redirectErrorStream(true)
+                    .start();
             String answer = new String(getconf.getInputStream().readAllBytes()).strip();
             if (getconf.waitFor() != 0) {
                 throw new IllegalStateException("getconf CLK_TCK failed: " + answer);
@@ -57,7 +59,9 @@ final class CpuTime {
      */
     static double ofPostgres(long postmaster) {
         String own = read(Path.of("/proc", String.valueOf(postmaster), "stat"));
-        return (ticks(own) + childrenTicks(own) + children(postmaster).mapToDouble(CpuTime::ticks).sum())
+        return (ticks(own)
+                        + childrenTicks(own)
+                        + children(postmaster).mapToDouble(CpuTime::ticks).sum())
                 * MILLIS_PER_TICK;
     }
 
@@ -103,13 +107,18 @@ final class CpuTime {
     /** The /proc/PID/stat text of each child of {@code parent}. */
     private static Stream<String> children(long parent) {
         try (Stream<Path> processes = Files.list(Path.of("/proc"))) {
-            return processes.filter(p -> p.getFileName().toString().matches("\\d+")).map(process -> {
-                try {
-                    return Files.readString(process.resolve("stat"));
-                } catch (IOException gone) {
-                    return null; // the process ended while we looked
-                }
-            }).filter(stat -> stat != null && (long) field(stat, 1) == parent).toList().stream();
+            return processes
+                    .filter(p -> p.getFileName().toString().matches("\\d+"))
+                    .map(process -> {
+                        try {
+                            return Files.readString(process.resolve("stat"));
+                        } catch (IOException gone) {
+                            return null; // the process ended while we looked
+                        }
+                    })
+                    .filter(stat -> stat != null && (long) field(stat, 1) == parent)
+                    .toList()
+                    .stream();
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }

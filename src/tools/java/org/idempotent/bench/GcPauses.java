@@ -29,14 +29,20 @@ final class GcPauses {
 
     /** Count, total, longest and those of 20 ms or more, of the pauses that began within [from, to). */
     static String between(Path log, Instant from, Instant to) throws IOException {
-        List<Double> pauses = Files.readAllLines(log).stream().map(PAUSE::matcher).filter(Matcher::matches)
+        List<Double> pauses = Files.readAllLines(log).stream()
+                .map(PAUSE::matcher)
+                .filter(Matcher::matches)
                 .filter(m -> {
                     Instant at = OffsetDateTime.parse(m.group(1), TIME).toInstant();
                     return !at.isBefore(from) && at.isBefore(to);
                 })
-                .map(m -> Double.parseDouble(m.group(2))).toList();
-        return String.format(Locale.ROOT, "Payara GC: %d pauses, %.0f ms in all, longest %.1f ms, %d of 20 ms or more",
-                pauses.size(), pauses.stream().mapToDouble(Double::doubleValue).sum(),
+                .map(m -> Double.parseDouble(m.group(2)))
+                .toList();
+        return String.format(
+                Locale.ROOT,
+                "Payara GC: %d pauses, %.0f ms in all, longest %.1f ms, %d of 20 ms or more",
+                pauses.size(),
+                pauses.stream().mapToDouble(Double::doubleValue).sum(),
                 pauses.stream().mapToDouble(Double::doubleValue).max().orElse(0),
                 pauses.stream().filter(pause -> pause >= 20).count());
     }

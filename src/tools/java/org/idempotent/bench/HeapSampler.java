@@ -20,7 +20,8 @@ import org.idempotent.stack.PayaraMicroProcess;
 final class HeapSampler implements AutoCloseable {
 
     private static final Pattern USED_HEAP = Pattern.compile("(?m)^memory_usedHeap_bytes\\{[^}]*} ([0-9.E+-]+)$");
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     private final PayaraMicroProcess micro;
     private final AtomicLong peak = new AtomicLong();
@@ -33,8 +34,12 @@ final class HeapSampler implements AutoCloseable {
 
     private void sample() {
         try {
-            String body = HTTP.send(HttpRequest.newBuilder(micro.uri("/metrics?scope=base"))
-                    .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.ofString()).body();
+            String body = HTTP.send(
+                            HttpRequest.newBuilder(micro.uri("/metrics?scope=base"))
+                                    .timeout(Duration.ofSeconds(2))
+                                    .build(),
+                            HttpResponse.BodyHandlers.ofString())
+                    .body();
             Matcher m = USED_HEAP.matcher(body);
             if (m.find()) {
                 peak.accumulateAndGet((long) Double.parseDouble(m.group(1)), Math::max);

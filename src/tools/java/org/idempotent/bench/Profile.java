@@ -43,8 +43,10 @@ final class Profile {
         Map<String, Integer> methods = new HashMap<>();
         int samples = 0;
         for (RecordedEvent event : RecordingFile.readAllEvents(recording)) {
-            if (!event.getEventType().getName().equals("jdk.ExecutionSample") || event.getStackTrace() == null
-                    || event.getStartTime().isBefore(from) || event.getStartTime().isAfter(to)) {
+            if (!event.getEventType().getName().equals("jdk.ExecutionSample")
+                    || event.getStackTrace() == null
+                    || event.getStartTime().isBefore(from)
+                    || event.getStartTime().isAfter(to)) {
                 continue;
             }
             List<RecordedFrame> frames = event.getStackTrace().getFrames();
@@ -53,18 +55,24 @@ final class Profile {
             }
             samples++;
             RecordedFrame top = frames.get(0);
-            methods.merge(top.getMethod().getType().getName() + "." + top.getMethod().getName(), 1, Integer::sum);
+            methods.merge(
+                    top.getMethod().getType().getName() + "." + top.getMethod().getName(), 1, Integer::sum);
             components.merge(component(frames), 1, Integer::sum);
         }
         int total = samples;
-        System.out.printf("%nCPU profile of the Payara JVM while it consumed (%d execution samples, %s)%n", total,
-                recording);
+        System.out.printf(
+                "%nCPU profile of the Payara JVM while it consumed (%d execution samples, %s)%n", total, recording);
         System.out.println("  by component (innermost frame outside the JDK that belongs to one):");
-        components.entrySet().stream().sorted(Map.Entry.<String, Integer>comparingByValue().reversed())
-                .forEach(e -> System.out.printf(Locale.ROOT, "    %-28s %5.1f %%%n", e.getKey(), 100.0 * e.getValue() / total));
+        components.entrySet().stream()
+                .sorted(Map.Entry.<String, Integer>comparingByValue().reversed())
+                .forEach(e -> System.out.printf(
+                        Locale.ROOT, "    %-28s %5.1f %%%n", e.getKey(), 100.0 * e.getValue() / total));
         System.out.println("  hottest methods (innermost frame):");
-        methods.entrySet().stream().sorted(Map.Entry.<String, Integer>comparingByValue().reversed()).limit(15)
-                .forEach(e -> System.out.printf(Locale.ROOT, "    %5.1f %%  %s%n", 100.0 * e.getValue() / total, e.getKey()));
+        methods.entrySet().stream()
+                .sorted(Map.Entry.<String, Integer>comparingByValue().reversed())
+                .limit(15)
+                .forEach(e ->
+                        System.out.printf(Locale.ROOT, "    %5.1f %%  %s%n", 100.0 * e.getValue() / total, e.getKey()));
     }
 
     /** The first frame, from the top, that belongs to a component other than the JDK; else the JDK. */

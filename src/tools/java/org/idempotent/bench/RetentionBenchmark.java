@@ -63,9 +63,17 @@ public final class RetentionBenchmark {
                     throw new IllegalStateException("purge did not remove exactly the expired rows: " + run);
                 }
                 rounds.add(new double[] {deleted / purgeSeconds, baseline, during});
-                System.out.printf(Locale.ROOT, "round %d: purge %,d rows in %.2f s (%,.0f rows/s); consumer %.0f msg/s "
-                        + "without purge, %.0f msg/s during it: ratio %.2f%n", round, deleted, purgeSeconds,
-                        deleted / purgeSeconds, baseline, during, during / baseline);
+                System.out.printf(
+                        Locale.ROOT,
+                        "round %d: purge %,d rows in %.2f s (%,.0f rows/s); consumer %.0f msg/s "
+                                + "without purge, %.0f msg/s during it: ratio %.2f%n",
+                        round,
+                        deleted,
+                        purgeSeconds,
+                        deleted / purgeSeconds,
+                        baseline,
+                        during,
+                        during / baseline);
             }
         } finally {
             running.set(false);
@@ -75,10 +83,19 @@ public final class RetentionBenchmark {
         double baseline = rounds.stream().mapToDouble(r -> r[1]).sum();
         double during = rounds.stream().mapToDouble(r -> r[2]).sum();
         // The batch size the server actually used, not this JVM's idea of it.
-        int batch = Json.createReader(new StringReader(admin.get("/admin/retention").body())).readObject()
-                .getJsonObject("policy").getInt("batchSize");
-        System.out.printf(Locale.ROOT, "%nRetention benchmark (%d rounds, batch %d): purge %,.0f rows/s; consumer "
-                + "throughput during purge / without = %.2f%n", ROUNDS, batch, rows, during / baseline);
+        int batch = Json.createReader(
+                        new StringReader(admin.get("/admin/retention").body()))
+                .readObject()
+                .getJsonObject("policy")
+                .getInt("batchSize");
+        System.out.printf(
+                Locale.ROOT,
+                "%nRetention benchmark (%d rounds, batch %d): purge %,.0f rows/s; consumer "
+                        + "throughput during purge / without = %.2f%n",
+                ROUNDS,
+                batch,
+                rows,
+                during / baseline);
     }
 
     /** Keeps about 2,000 messages waiting, so that the consumer never idles while it is measured. */
@@ -104,14 +121,15 @@ public final class RetentionBenchmark {
     }
 
     private static void fillExpired(Settings settings) throws SQLException {
-        try (Connection db = Database.connect(settings); PreparedStatement fill = db.prepareStatement(
-                "INSERT INTO processed_events (event_id, processed_at) SELECT gen_random_uuid(), "
-                        + "now() - interval '30 days' + i * interval '1 millisecond' FROM generate_series(1, ?) i")) {
+        try (Connection db = Database.connect(settings);
+                PreparedStatement fill = db.prepareStatement(
+                        "INSERT INTO processed_events (event_id, processed_at) SELECT gen_random_uuid(), "
+                                + "now() - interval '30 days' + i * interval '1 millisecond' FROM generate_series(1, ?) i")) {
             fill.setInt(1, EXPIRED_ROWS);
             fill.executeUpdate();
         }
-        try (Connection db = Database.connect(settings); PreparedStatement analyze = db.prepareStatement(
-                "VACUUM ANALYZE processed_events")) {
+        try (Connection db = Database.connect(settings);
+                PreparedStatement analyze = db.prepareStatement("VACUUM ANALYZE processed_events")) {
             analyze.execute();
         }
     }

@@ -119,22 +119,29 @@ public final class ThroughputBenchmark {
     private List<String> extraJvm = List.of();
     /** The --compare variants' names, in order. */
     private final List<String> compared = new ArrayList<>();
+
     private double peakRssMib;
     /** What the paced passes printed, for the summary. */
     private final List<String> latencies = new ArrayList<>();
+
     private CommitLatency.Latencies latencyTarget;
     private CommitLatency.Latencies latencyDuringPurge;
     private double offeredRate;
     /** The measured window of the profiled run. */
     private Instant profiledFrom;
+
     private Instant profiledTo;
 
     private ThroughputBenchmark(Settings settings, Map<String, String> options, PostgresCluster postgres) {
         this.settings = settings;
         this.postgres = postgres;
         this.options = options;
-        this.v4 = Messages.generate(intOption("messages", 20_000), Double.parseDouble(options.getOrDefault("duplicates",
-                "0.2")), intOption("accounts", 1000), Long.parseLong(options.getOrDefault("seed", "42")), false);
+        this.v4 = Messages.generate(
+                intOption("messages", 20_000),
+                Double.parseDouble(options.getOrDefault("duplicates", "0.2")),
+                intOption("accounts", 1000),
+                Long.parseLong(options.getOrDefault("seed", "42")),
+                false);
     }
 
     public static void main(String[] args) throws Exception {
@@ -149,8 +156,8 @@ public final class ThroughputBenchmark {
                 .with("STACK_DIR", OUT.resolve("stack").toAbsolutePath().toString());
         // A cluster of its own: commit timestamps on (the latency pass reads them), the machine's cluster untouched,
         // and PostgreSQL's CPU that of this cluster's processes alone.
-        try (PostgresCluster postgres = PostgresCluster.create(OUT.resolve("postgres").toAbsolutePath(),
-                List.of("track_commit_timestamp = on"))) {
+        try (PostgresCluster postgres = PostgresCluster.create(
+                OUT.resolve("postgres").toAbsolutePath(), List.of("track_commit_timestamp = on"))) {
             new ThroughputBenchmark(postgres.serve(settings), options, postgres).run();
         }
     }
@@ -158,10 +165,13 @@ public final class ThroughputBenchmark {
     private void run() throws Exception {
         Files.createDirectories(settings.stackDir());
         Files.deleteIfExists(OUT.resolve("product.jfr"));
-        int[] concurrency = Arrays.stream(options.getOrDefault("concurrency", "1,2,4,8,16").split(","))
-                .mapToInt(Integer::parseInt).toArray();
-        System.out.printf("Message set: %d messages, %d distinct events, %d accounts, seed %s%n", v4.all().size(),
-                v4.distinctCount(), v4.expected().size(), options.getOrDefault("seed", "42"));
+        int[] concurrency = Arrays.stream(
+                        options.getOrDefault("concurrency", "1,2,4,8,16").split(","))
+                .mapToInt(Integer::parseInt)
+                .toArray();
+        System.out.printf(
+                "Message set: %d messages, %d distinct events, %d accounts, seed %s%n",
+                v4.all().size(), v4.distinctCount(), v4.expected().size(), options.getOrDefault("seed", "42"));
         startBroker();
         try {
             warmBroker(v4);
@@ -182,19 +192,23 @@ public final class ThroughputBenchmark {
             }
             int best = best("product").concurrency();
             if (runs("dedup-off")) {
-                results.addAll(container("dedup off", best, benchWar(BenchShortcut.class, "PaymentProcessor", "apply"), v4,
-                        false));
+                results.addAll(container(
+                        "dedup off", best, benchWar(BenchShortcut.class, "PaymentProcessor", "apply"), v4, false));
             }
             if (runs("big")) {
                 long rows = Long.parseLong(options.getOrDefault("big-rows", "10000000"));
                 results.addAll(container("product, 10M rows, v4 IDs", best, Build.WAR, v4, true, rows));
-                Messages v7 = Messages.generate(v4.all().size(), Double.parseDouble(options.getOrDefault("duplicates",
-                        "0.2")), v4.expected().size(), Long.parseLong(options.getOrDefault("seed", "42")), true);
+                Messages v7 = Messages.generate(
+                        v4.all().size(),
+                        Double.parseDouble(options.getOrDefault("duplicates", "0.2")),
+                        v4.expected().size(),
+                        Long.parseLong(options.getOrDefault("seed", "42")),
+                        true);
                 results.addAll(container("product, 10M rows, v7 IDs", best, Build.WAR, v7, true, rows));
             }
             if (runs("outbox-off")) {
-                results.addAll(container("outbox off", best, benchWar(OutboxOff.class, "PaymentProcessor", "apply"), v4,
-                        false));
+                results.addAll(container(
+                        "outbox off", best, benchWar(OutboxOff.class, "PaymentProcessor", "apply"), v4, false));
             }
             if (options.containsKey("heaps")) {
                 for (String heap : options.get("heaps").split(",")) {
@@ -207,9 +221,13 @@ public final class ThroughputBenchmark {
                 // label=options|label=options: the product again with each, beside its default run.
                 for (String variant : options.get("compare").split("\\|")) {
                     int equals = variant.indexOf('=');
-                    List<String> tokens = new ArrayList<>(List.of(variant.substring(equals + 1).trim().split(" +")));
-                    Path war = tokens.stream().filter(token -> token.startsWith("war:"))
-                            .map(token -> Path.of(token.substring(4))).findFirst().orElse(Build.WAR);
+                    List<String> tokens = new ArrayList<>(
+                            List.of(variant.substring(equals + 1).trim().split(" +")));
+                    Path war = tokens.stream()
+                            .filter(token -> token.startsWith("war:"))
+                            .map(token -> Path.of(token.substring(4)))
+                            .findFirst()
+                            .orElse(Build.WAR);
                     tokens.removeIf(token -> token.startsWith("war:"));
                     extraJvm = tokens;
                     String label = COMPARED + variant.substring(0, equals).trim();
@@ -265,7 +283,8 @@ public final class ThroughputBenchmark {
             MessageConsumer consumer = session.createConsumer(scratch);
             for (int round = 0; round < 2; round++) {
                 for (Messages.Event e : messages.all()) {
-                    producer.send(session.createTextMessage(PaymentProducer.json(e.id(), e.account(), e.amountCents())));
+                    producer.send(
+                            session.createTextMessage(PaymentProducer.json(e.id(), e.account(), e.amountCents())));
                 }
                 session.commit();
                 for (int i = 0; i < messages.all().size(); i++) {
@@ -276,7 +295,9 @@ public final class ThroughputBenchmark {
                 session.commit();
             }
         }
-        System.out.printf(Locale.ROOT, "  (broker warmed up: the set sent and received twice in %.0f s)%n",
+        System.out.printf(
+                Locale.ROOT,
+                "  (broker warmed up: the set sent and received twice in %.0f s)%n",
                 (System.nanoTime() - start) / 1e9);
     }
 
@@ -291,7 +312,9 @@ public final class ThroughputBenchmark {
         try (PayaraMicroProcess micro = PayaraMicroProcess.start("bench-file-cache", settings, Build.WAR, false)) {
             micro.awaitReady(Duration.ofMinutes(3));
         }
-        System.out.printf(Locale.ROOT, "  (Payara started and stopped once, unmeasured, in %.0f s)%n",
+        System.out.printf(
+                Locale.ROOT,
+                "  (Payara started and stopped once, unmeasured, in %.0f s)%n",
                 (System.nanoTime() - start) / 1e9);
     }
 
@@ -309,8 +332,10 @@ public final class ThroughputBenchmark {
                 try (Connection db = Database.connect(settings);
                         PreparedStatement insert = db.prepareStatement(
                                 "INSERT INTO processed_events (event_id, fingerprint) VALUES (?, ?)");
-                        PreparedStatement upsert = db.prepareStatement(
-                                PaymentProcessor.GUARDED_UPSERT.replace("?1", "?").replace("?2", "?").replace("?3", "?"))) {
+                        PreparedStatement upsert = db.prepareStatement(PaymentProcessor.GUARDED_UPSERT
+                                .replace("?1", "?")
+                                .replace("?2", "?")
+                                .replace("?3", "?"))) {
                     db.setAutoCommit(false);
                     for (int i = next.getAndIncrement(); i < all.size(); i = next.getAndIncrement()) {
                         Messages.Event e = all.get(i);
@@ -345,7 +370,9 @@ public final class ThroughputBenchmark {
         while (CpuTime.childrenOf(postgres.postmasterPid()) > backends && System.nanoTime() < deadline) {
             Thread.sleep(20);
         }
-        System.out.printf(Locale.ROOT, "    CPU per message: PostgreSQL %.2f ms%n",
+        System.out.printf(
+                Locale.ROOT,
+                "    CPU per message: PostgreSQL %.2f ms%n",
                 (CpuTime.ofPostgres(postgres.postmasterPid()) - postgresCpu) / all.size());
         return print(new Result("DB ceiling (JDBC)", threads, all.size(), seconds, checkBalances(v4), 0));
     }
@@ -360,8 +387,8 @@ public final class ThroughputBenchmark {
      * compiles the whole path while it consumes), then, with the queue paused, the database reset and the set
      * preloaded again, once the queue resumes (warm: what a consumer that has been running does).
      */
-    private List<Result> container(String variant, int sessions, Path war, Messages messages, boolean big,
-            long bigRows) throws Exception {
+    private List<Result> container(String variant, int sessions, Path war, Messages messages, boolean big, long bigRows)
+            throws Exception {
         freshSchema();
         if (big) {
             prefill(bigRows);
@@ -376,11 +403,14 @@ public final class ThroughputBenchmark {
         jvm.addAll(extraJvm);
         boolean profiled = options.containsKey("jfr") && variant.equals("product") && sessions == intOption("jfr", 8);
         if (profiled) {
-            jvm.add("-XX:StartFlightRecording=filename=" + OUT.resolve("product.jfr").toAbsolutePath()
-                    + ",settings=profile,dumponexit=true");
+            jvm.add("-XX:StartFlightRecording=filename="
+                    + OUT.resolve("product.jfr").toAbsolutePath() + ",settings=profile,dumponexit=true");
         }
-        Path java = jvm.stream().filter(option -> option.startsWith("java:")).map(option -> Path.of(option.substring(5)))
-                .findFirst().orElse(null);
+        Path java = jvm.stream()
+                .filter(option -> option.startsWith("java:"))
+                .map(option -> Path.of(option.substring(5)))
+                .findFirst()
+                .orElse(null);
         jvm.removeIf(option -> option.startsWith("java:"));
         String queue = settings.get("PAYMENTS_QUEUE");
         long jvmStart = System.nanoTime();
@@ -390,10 +420,11 @@ public final class ThroughputBenchmark {
             Result cold = drain(variant + COLD, sessions, messages, micro, false, jvmStart);
             printMemory(micro, heap);
             broker.pause(queue);
-            try (Connection db = Database.connect(settings); Statement sql = db.createStatement()) {
+            try (Connection db = Database.connect(settings);
+                    Statement sql = db.createStatement()) {
                 sql.execute("TRUNCATE accounts, payment_announcements");
-                try (PreparedStatement delete = db.prepareStatement(
-                        "DELETE FROM processed_events WHERE processed_at >= ?")) {
+                try (PreparedStatement delete =
+                        db.prepareStatement("DELETE FROM processed_events WHERE processed_at >= ?")) {
                     delete.setObject(1, coldStart.atOffset(ZoneOffset.UTC));
                     delete.executeUpdate();
                 }
@@ -410,8 +441,9 @@ public final class ThroughputBenchmark {
      * Times the queue from the first acknowledgement to the last, by the broker's own count, and checks the result;
      * also from {@code jvmStart} (System.nanoTime() before Payara's JVM was started) to the last, unless it is 0.
      */
-    private Result drain(String variant, int sessions, Messages messages, PayaraMicroProcess micro, boolean profiled,
-            long jvmStart) throws Exception {
+    private Result drain(
+            String variant, int sessions, Messages messages, PayaraMicroProcess micro, boolean profiled, long jvmStart)
+            throws Exception {
         long total = messages.all().size();
         long first = 0;
         long counted = total;
@@ -439,15 +471,18 @@ public final class ThroughputBenchmark {
                 break;
             }
             if (now > deadline) {
-                throw new IllegalStateException(variant + ": " + waiting + " messages still waiting; see " + micro.log());
+                throw new IllegalStateException(
+                        variant + ": " + waiting + " messages still waiting; see " + micro.log());
             }
             Thread.sleep(20);
         }
         String check;
         if (announces(variant)) {
             long announced = awaitAnnouncements(messages.distinctCount());
-            check = checkBalances(messages) + (announced == messages.distinctCount() ? ", each announced once"
-                    : ", WRONG: " + announced + " announced of " + messages.distinctCount());
+            check = checkBalances(messages)
+                    + (announced == messages.distinctCount()
+                            ? ", each announced once"
+                            : ", WRONG: " + announced + " announced of " + messages.distinctCount());
         } else if (variant.startsWith("container ceiling")) {
             check = accounts() == 0 ? "no database effect" : "WRONG: database touched";
         } else if (variant.startsWith("dedup off")) {
@@ -455,7 +490,12 @@ public final class ThroughputBenchmark {
         } else {
             check = checkBalances(messages);
         }
-        return print(new Result(variant, sessions, (int) counted, (last - first) / 1e9, check,
+        return print(new Result(
+                variant,
+                sessions,
+                (int) counted,
+                (last - first) / 1e9,
+                check,
                 jvmStart == 0 ? 0 : (last - jvmStart) / 1e9));
     }
 
@@ -464,8 +504,8 @@ public final class ThroughputBenchmark {
         double rss = CpuTime.peakRssMib(micro.pid());
         peakHeapMib = Math.max(peakHeapMib, heap.peakMib());
         peakRssMib = Math.max(peakRssMib, rss);
-        System.out.printf(Locale.ROOT, "    Payara memory so far: peak heap %.0f MiB, peak RSS %.0f MiB%n", heap.peakMib(),
-                rss);
+        System.out.printf(
+                Locale.ROOT, "    Payara memory so far: peak heap %.0f MiB, peak RSS %.0f MiB%n", heap.peakMib(), rss);
     }
 
     /** The product's own runs: their time includes the relay's, and every applied event must be announced. */
@@ -475,8 +515,8 @@ public final class ThroughputBenchmark {
 
     private long unsent() throws SQLException {
         try (Connection db = Database.connect(settings);
-                PreparedStatement query = db.prepareStatement(
-                        "SELECT count(*) FROM payment_announcements WHERE sent_at IS NULL");
+                PreparedStatement query =
+                        db.prepareStatement("SELECT count(*) FROM payment_announcements WHERE sent_at IS NULL");
                 ResultSet row = query.executeQuery()) {
             row.next();
             return row.getLong(1);
@@ -504,23 +544,38 @@ public final class ThroughputBenchmark {
         preload(v4);
         announcements.reset();
         Path gcLog = OUT.resolve("paced-gc.log");
-        try (PayaraMicroProcess micro = PayaraMicroProcess.start("bench-paced", settings.with("CONSUMER_MAX_SESSIONS",
-                String.valueOf(sessions)), Build.WAR, false, null, List.of(GcPauses.option(gcLog)))) {
+        try (PayaraMicroProcess micro = PayaraMicroProcess.start(
+                "bench-paced",
+                settings.with("CONSUMER_MAX_SESSIONS", String.valueOf(sessions)),
+                Build.WAR,
+                false,
+                null,
+                List.of(GcPauses.option(gcLog)))) {
             drain("product, paced warm-up" + COLD, sessions, v4, micro, false, 0);
             Instant from = Instant.now();
             CommitLatency plain = pacedPass(rate, micro, null);
             latencyTarget = plain.between(settings, null, null);
-            latencies.add(String.format(Locale.ROOT, "send -> commit at %.0f msg/s offered (half the warm rate %.0f at"
-                    + " N=%d): %s; %s", offeredRate, rate * 2, sessions, latencyTarget,
+            latencies.add(String.format(
+                    Locale.ROOT,
+                    "send -> commit at %.0f msg/s offered (half the warm rate %.0f at" + " N=%d): %s; %s",
+                    offeredRate,
+                    rate * 2,
+                    sessions,
+                    latencyTarget,
                     GcPauses.between(gcLog, from, Instant.now())));
             latencies.add("  of which " + plain.split(settings, null, null));
             latencies.add("commit -> announcement, the same pass: " + announcements.percentiles());
             Instant[] purge = new Instant[2];
             CommitLatency purged = pacedPass(rate, micro, purge);
             latencyDuringPurge = purged.between(settings, purge[0], purge[1]);
-            latencies.add(String.format(Locale.ROOT, "send -> commit at %.0f msg/s offered, sent during the purge of"
-                    + " %,d expired rows (%.1f s): %s; %s", offeredRate, EXPIRED_ROWS,
-                    Duration.between(purge[0], purge[1]).toMillis() / 1e3, latencyDuringPurge,
+            latencies.add(String.format(
+                    Locale.ROOT,
+                    "send -> commit at %.0f msg/s offered, sent during the purge of"
+                            + " %,d expired rows (%.1f s): %s; %s",
+                    offeredRate,
+                    EXPIRED_ROWS,
+                    Duration.between(purge[0], purge[1]).toMillis() / 1e3,
+                    latencyDuringPurge,
                     GcPauses.between(gcLog, purge[0], purge[1])));
             latencies.add("  of which " + purged.split(settings, purge[0], purge[1]));
             latencies.forEach(line -> System.out.println("  " + line));
@@ -532,7 +587,8 @@ public final class ThroughputBenchmark {
      * expired dedup records in the table and their purge started a fifth into the pass (its start and end put there).
      */
     private CommitLatency pacedPass(double rate, PayaraMicroProcess micro, Instant[] purge) throws Exception {
-        try (Connection db = Database.connect(settings); Statement sql = db.createStatement()) {
+        try (Connection db = Database.connect(settings);
+                Statement sql = db.createStatement()) {
             sql.execute("TRUNCATE accounts, payment_announcements, processed_events");
             if (purge != null) {
                 sql.execute("INSERT INTO processed_events (event_id, processed_at) SELECT gen_random_uuid(), now() - "
@@ -543,9 +599,12 @@ public final class ThroughputBenchmark {
         }
         announcements.reset();
         CommitLatency latency = new CommitLatency();
-        CompletableFuture<Void> purging = purge == null ? CompletableFuture.completedFuture(null)
-                : CompletableFuture.runAsync(() -> purge(micro, purge), CompletableFuture.delayedExecutor(
-                        (long) (v4.all().size() / 5 / rate * 1000), TimeUnit.MILLISECONDS));
+        CompletableFuture<Void> purging = purge == null
+                ? CompletableFuture.completedFuture(null)
+                : CompletableFuture.runAsync(
+                        () -> purge(micro, purge),
+                        CompletableFuture.delayedExecutor(
+                                (long) (v4.all().size() / 5 / rate * 1000), TimeUnit.MILLISECONDS));
         List<Messages.Event> all = v4.all();
         long start = System.nanoTime();
         // Message i is due at start + i / rate. A synchronous persistent send waits for the broker's journal; one
@@ -593,23 +652,34 @@ public final class ThroughputBenchmark {
         window[0] = Instant.now();
         JsonObject run = admin.postJson("/admin/retention/purge");
         window[1] = Instant.now();
-        if (run.getJsonNumber("rowsDeleted").longValue() != EXPIRED_ROWS || !"COMPLETED".equals(run.getString("outcome"))) {
+        if (run.getJsonNumber("rowsDeleted").longValue() != EXPIRED_ROWS
+                || !"COMPLETED".equals(run.getString("outcome"))) {
             throw new IllegalStateException("the purge did not remove exactly the expired rows: " + run);
         }
     }
 
     /** CPU milliseconds so far of Payara, the broker and PostgreSQL. */
     private double[] cpu(PayaraMicroProcess micro) {
-        return new double[] {CpuTime.ofProcess(micro.pid()), CpuTime.ofProcess(broker.pid()),
-            CpuTime.ofPostgres(postgres.postmasterPid()), CpuTime.ofJitCompilers(micro.pid()),
-            CpuTime.ofGarbageCollector(micro.pid())};
+        return new double[] {
+            CpuTime.ofProcess(micro.pid()),
+            CpuTime.ofProcess(broker.pid()),
+            CpuTime.ofPostgres(postgres.postmasterPid()),
+            CpuTime.ofJitCompilers(micro.pid()),
+            CpuTime.ofGarbageCollector(micro.pid())
+        };
     }
 
     /** Where the machine's CPU went during the measured window, per message; Payara's JIT and GC threads within it. */
     private static void printCpu(double[] from, double[] to, long messages) {
-        System.out.printf(Locale.ROOT, "    CPU per message: Payara %.2f ms (JIT compiler threads %.2f, GC threads %.2f),"
-                + " broker %.2f ms, PostgreSQL %.2f ms%n", (to[0] - from[0]) / messages, (to[3] - from[3]) / messages,
-                (to[4] - from[4]) / messages, (to[1] - from[1]) / messages, (to[2] - from[2]) / messages);
+        System.out.printf(
+                Locale.ROOT,
+                "    CPU per message: Payara %.2f ms (JIT compiler threads %.2f, GC threads %.2f),"
+                        + " broker %.2f ms, PostgreSQL %.2f ms%n",
+                (to[0] - from[0]) / messages,
+                (to[3] - from[3]) / messages,
+                (to[4] - from[4]) / messages,
+                (to[1] - from[1]) / messages,
+                (to[2] - from[2]) / messages);
     }
 
     /**
@@ -618,12 +688,14 @@ public final class ThroughputBenchmark {
      */
     private Path benchWar(Class<?> interceptor, String bean, String method) {
         Path war = settings.stackDir().resolve("bench-" + interceptor.getSimpleName() + "-" + bean + ".war");
-        WebArchive copy = ShrinkWrap.createFromZipFile(WebArchive.class, Build.WAR.toFile()).addClass(interceptor);
+        WebArchive copy = ShrinkWrap.createFromZipFile(WebArchive.class, Build.WAR.toFile())
+                .addClass(interceptor);
         if (bean.equals(PaymentProcessor.class.getSimpleName()) && method.equals("apply")) {
             copy.addClasses(BenchBinding.class, BenchBinding.Literal.class, BindToApply.class)
                     .addAsServiceProvider(Extension.class, BindToApply.class);
         } else {
-            copy.addAsWebInfResource(new StringAsset("""
+            copy.addAsWebInfResource(
+                    new StringAsset("""
                     <ejb-jar xmlns="https://jakarta.ee/xml/ns/jakartaee" version="4.0">
                         <interceptors><interceptor><interceptor-class>%1$s</interceptor-class></interceptor></interceptors>
                         <assembly-descriptor>
@@ -651,7 +723,8 @@ public final class ThroughputBenchmark {
     /** Dedup records of a long busy past: random (v4) IDs spread over the last 10 days. */
     private void prefill(long rows) throws SQLException {
         long start = System.nanoTime();
-        try (Connection db = Database.connect(settings); Statement sql = db.createStatement()) {
+        try (Connection db = Database.connect(settings);
+                Statement sql = db.createStatement()) {
             sql.execute("INSERT INTO processed_events (event_id, processed_at) SELECT gen_random_uuid(), "
                     + "now() - random() * interval '10 days' FROM generate_series(1, " + rows + ")");
             sql.execute("VACUUM ANALYZE processed_events");
@@ -703,15 +776,26 @@ public final class ThroughputBenchmark {
     }
 
     private static Result print(Result r) {
-        System.out.printf(Locale.ROOT, "  %-38s %3d  %6d msgs %7.2f s %8.0f msg/s  %s%s%n", r.variant(), r.concurrency(),
-                r.messages(), r.seconds(), r.rate(), r.check(), r.fromJvmStart() == 0 ? ""
+        System.out.printf(
+                Locale.ROOT,
+                "  %-38s %3d  %6d msgs %7.2f s %8.0f msg/s  %s%s%n",
+                r.variant(),
+                r.concurrency(),
+                r.messages(),
+                r.seconds(),
+                r.rate(),
+                r.check(),
+                r.fromJvmStart() == 0
+                        ? ""
                         : String.format(Locale.ROOT, "; JVM start to last acknowledgement %.1f s", r.fromJvmStart()));
         return r;
     }
 
     private Result best(String variant) {
-        return results.stream().filter(r -> r.variant().equals(variant))
-                .max((a, b) -> Double.compare(a.rate(), b.rate())).orElseThrow();
+        return results.stream()
+                .filter(r -> r.variant().equals(variant))
+                .max((a, b) -> Double.compare(a.rate(), b.rate()))
+                .orElseThrow();
     }
 
     private void report() throws IOException {
@@ -722,16 +806,29 @@ public final class ThroughputBenchmark {
         for (Result r : results) {
             System.out.printf(Locale.ROOT, "%-40s %5d %12.0f%n", r.variant(), r.concurrency(), r.rate());
             // Quoted: variant names and checks contain commas.
-            csv.append(String.format(Locale.ROOT, "\"%s\",%d,%d,%.3f,%.1f,\"%s\",%.1f%n", r.variant(), r.concurrency(),
-                    r.messages(), r.seconds(), r.rate(), r.check(), r.fromJvmStart()));
+            csv.append(String.format(
+                    Locale.ROOT,
+                    "\"%s\",%d,%d,%.3f,%.1f,\"%s\",%.1f%n",
+                    r.variant(),
+                    r.concurrency(),
+                    r.messages(),
+                    r.seconds(),
+                    r.rate(),
+                    r.check(),
+                    r.fromJvmStart()));
         }
         Files.writeString(OUT.resolve("throughput.csv"), csv);
         printRatios("warm: the second pass, what a running consumer does", "");
         printRatios("cold start: the first pass, JIT compilation included", COLD);
         printTargets();
         if (peakRssMib > 0) {
-            System.out.printf(Locale.ROOT, "%nPayara memory over all container runs: peak heap %.0f MiB, peak RSS %.0f MiB"
-                    + " (JVM options: %s)%n", peakHeapMib, peakRssMib, options.getOrDefault("payara-jvm", "defaults"));
+            System.out.printf(
+                    Locale.ROOT,
+                    "%nPayara memory over all container runs: peak heap %.0f MiB, peak RSS %.0f MiB"
+                            + " (JVM options: %s)%n",
+                    peakHeapMib,
+                    peakRssMib,
+                    options.getOrDefault("payara-jvm", "defaults"));
         }
         if (!latencies.isEmpty()) {
             System.out.println("\nLatency, the paced passes:");
@@ -749,26 +846,39 @@ public final class ThroughputBenchmark {
         if (!has("product" + COLD)) {
             return;
         }
-        System.out.printf("%nCold start (a fresh Payara JVM; each pass's warm figure is the same instance's second pass)%n");
+        System.out.printf(
+                "%nCold start (a fresh Payara JVM; each pass's warm figure is the same instance's second pass)%n");
         for (String variant : List.of("product", FRESH_BROKER)) {
             if (!has(variant)) {
                 continue;
             }
             Result warm = best(variant);
-            Result cold = results.stream().filter(r -> r.variant().equals(variant + COLD)
-                    && r.concurrency() == warm.concurrency()).findFirst().orElseThrow();
+            Result cold = results.stream()
+                    .filter(r -> r.variant().equals(variant + COLD) && r.concurrency() == warm.concurrency())
+                    .findFirst()
+                    .orElseThrow();
             target(variant + ", cold / warm, N=" + warm.concurrency(), cold.rate() / warm.rate(), ">=", 0.75);
             target(variant + ", cold msg/s, N=" + warm.concurrency(), cold.rate(), ">=", 1500);
-            System.out.printf(Locale.ROOT, "  %-44s %7.1f s%n", variant + ", JVM start to last ack", cold.fromJvmStart());
+            System.out.printf(
+                    Locale.ROOT, "  %-44s %7.1f s%n", variant + ", JVM start to last ack", cold.fromJvmStart());
         }
         for (String variant : compared) {
             Result warm = best(variant);
-            target(variant.substring(COMPARED.length()) + " / default, warm", warm.rate()
-                    / rateAt("product", warm.concurrency()), ">=", 1);
-            target(variant.substring(COMPARED.length()) + " / default, cold", rateAt(variant + COLD,
-                    warm.concurrency()) / rateAt("product" + COLD, warm.concurrency()), ">=", 1);
-            System.out.printf(Locale.ROOT, "  %-44s %7.1f s (default %.1f s)%n", variant.substring(COMPARED.length())
-                    + ", JVM start to last ack", fromJvmStart(variant + COLD, warm.concurrency()),
+            target(
+                    variant.substring(COMPARED.length()) + " / default, warm",
+                    warm.rate() / rateAt("product", warm.concurrency()),
+                    ">=",
+                    1);
+            target(
+                    variant.substring(COMPARED.length()) + " / default, cold",
+                    rateAt(variant + COLD, warm.concurrency()) / rateAt("product" + COLD, warm.concurrency()),
+                    ">=",
+                    1);
+            System.out.printf(
+                    Locale.ROOT,
+                    "  %-44s %7.1f s (default %.1f s)%n",
+                    variant.substring(COMPARED.length()) + ", JVM start to last ack",
+                    fromJvmStart(variant + COLD, warm.concurrency()),
                     fromJvmStart("product" + COLD, warm.concurrency()));
         }
         if (latencyTarget != null) {
@@ -779,13 +889,22 @@ public final class ThroughputBenchmark {
     }
 
     private double fromJvmStart(String variant, int concurrency) {
-        return results.stream().filter(r -> r.variant().equals(variant) && r.concurrency() == concurrency)
-                .findFirst().orElseThrow().fromJvmStart();
+        return results.stream()
+                .filter(r -> r.variant().equals(variant) && r.concurrency() == concurrency)
+                .findFirst()
+                .orElseThrow()
+                .fromJvmStart();
     }
 
     private static void target(String name, double value, String relation, double bound) {
         boolean met = relation.equals("<") ? value < bound : value >= bound;
-        System.out.printf(Locale.ROOT, "  %-44s %7.2f   target %s %.2f  %s%n", name, value, relation, bound,
+        System.out.printf(
+                Locale.ROOT,
+                "  %-44s %7.2f   target %s %.2f  %s%n",
+                name,
+                value,
+                relation,
+                bound,
                 met ? "met" : "MISSED");
     }
 
@@ -804,25 +923,41 @@ public final class ThroughputBenchmark {
                 ratios.put("container ceiling / DB ceiling", new double[] {container / db.rate(), 0.50});
             }
         }
-        results.stream().filter(r -> r.variant().equals("dedup off" + suffix)).findFirst().ifPresent(off ->
-                ratios.put("dedup on / dedup off", new double[] {
-                    rateAt("product" + suffix, off.concurrency()) / off.rate(), 0.85}));
-        results.stream().filter(r -> r.variant().startsWith("product, -Xmx") && r.variant().endsWith(suffix)
-                && (suffix.isEmpty() ? !r.variant().endsWith(COLD) : true)).forEach(sized ->
-                ratios.put(sized.variant().substring("product, ".length()).replace(suffix, "") + " / default heap",
+        results.stream()
+                .filter(r -> r.variant().equals("dedup off" + suffix))
+                .findFirst()
+                .ifPresent(off -> ratios.put("dedup on / dedup off", new double[] {
+                    rateAt("product" + suffix, off.concurrency()) / off.rate(), 0.85
+                }));
+        results.stream()
+                .filter(r -> r.variant().startsWith("product, -Xmx")
+                        && r.variant().endsWith(suffix)
+                        && (suffix.isEmpty() ? !r.variant().endsWith(COLD) : true))
+                .forEach(sized -> ratios.put(
+                        sized.variant().substring("product, ".length()).replace(suffix, "") + " / default heap",
                         new double[] {sized.rate() / rateAt("product" + suffix, sized.concurrency()), 0.95}));
-        results.stream().filter(r -> r.variant().equals("outbox off" + suffix)).findFirst().ifPresent(off ->
-                ratios.put("outbox on / outbox off", new double[] {
-                    rateAt("product" + suffix, off.concurrency()) / off.rate(), 0.85}));
+        results.stream()
+                .filter(r -> r.variant().equals("outbox off" + suffix))
+                .findFirst()
+                .ifPresent(off -> ratios.put("outbox on / outbox off", new double[] {
+                    rateAt("product" + suffix, off.concurrency()) / off.rate(), 0.85
+                }));
         for (String ids : List.of("v4", "v7")) {
-            results.stream().filter(r -> r.variant().equals("product, 10M rows, " + ids + " IDs" + suffix)).forEach(big ->
-                    ratios.put("10M rows, " + ids + " IDs / empty", new double[] {
-                        big.rate() / rateAt("product" + suffix, big.concurrency()), 0.80}));
+            results.stream()
+                    .filter(r -> r.variant().equals("product, 10M rows, " + ids + " IDs" + suffix))
+                    .forEach(big -> ratios.put("10M rows, " + ids + " IDs / empty", new double[] {
+                        big.rate() / rateAt("product" + suffix, big.concurrency()), 0.80
+                    }));
         }
-        System.out.printf("%nRatios, %s (each variant at its best concurrency; product N=%d)%n", title,
-                product.concurrency());
-        ratios.forEach((name, value) -> System.out.printf(Locale.ROOT, "  %-32s %5.2f   target >= %.2f  %s%n", name,
-                value[0], value[1], value[0] >= value[1] ? "met" : "MISSED"));
+        System.out.printf(
+                "%nRatios, %s (each variant at its best concurrency; product N=%d)%n", title, product.concurrency());
+        ratios.forEach((name, value) -> System.out.printf(
+                Locale.ROOT,
+                "  %-32s %5.2f   target >= %.2f  %s%n",
+                name,
+                value[0],
+                value[1],
+                value[0] >= value[1] ? "met" : "MISSED"));
     }
 
     private boolean has(String variant) {
@@ -830,8 +965,11 @@ public final class ThroughputBenchmark {
     }
 
     private double rateAt(String variant, int concurrency) {
-        return results.stream().filter(r -> r.variant().equals(variant) && r.concurrency() == concurrency)
-                .findFirst().orElseThrow().rate();
+        return results.stream()
+                .filter(r -> r.variant().equals(variant) && r.concurrency() == concurrency)
+                .findFirst()
+                .orElseThrow()
+                .rate();
     }
 
     /** --only db,container,dedup-off,outbox-off,latency,fresh-broker,big limits the run to the product and these; --skip-big drops the 10M rows. */
@@ -839,7 +977,8 @@ public final class ThroughputBenchmark {
         if (part.equals("big") && options.containsKey("skip-big")) {
             return false;
         }
-        return !options.containsKey("only") || Arrays.asList(options.get("only").split(",")).contains(part);
+        return !options.containsKey("only")
+                || Arrays.asList(options.get("only").split(",")).contains(part);
     }
 
     private int intOption(String name, int fallback) {
@@ -855,7 +994,8 @@ public final class ThroughputBenchmark {
                         + "fresh-broker,big --heaps 256m,512m --compare \"label=-XX:... java:/path/bin/java war:/path.war|label=...\" --jfr N "
                         + "--payara-jvm \"-XX:... -XX:...\"");
             }
-            options.put(args[i].substring(2), i + 1 < args.length && !args[i + 1].startsWith("--") ? args[++i] : "true");
+            options.put(
+                    args[i].substring(2), i + 1 < args.length && !args[i + 1].startsWith("--") ? args[++i] : "true");
         }
         return options;
     }

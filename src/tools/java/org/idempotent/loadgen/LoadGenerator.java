@@ -55,8 +55,8 @@ public final class LoadGenerator {
         List<Event> distinct = new ArrayList<>();
         int distinctCount = Math.max(1, (int) Math.round(count * (1 - duplicates)));
         for (int i = 0; i < distinctCount; i++) {
-            distinct.add(new Event(UUID.randomUUID(), "load-" + run + "-" + random.nextInt(accounts),
-                    1 + random.nextInt(100_000)));
+            distinct.add(new Event(
+                    UUID.randomUUID(), "load-" + run + "-" + random.nextInt(accounts), 1 + random.nextInt(100_000)));
         }
         List<Event> messages = new ArrayList<>(distinct);
         while (messages.size() < count) {
@@ -66,9 +66,15 @@ public final class LoadGenerator {
         Map<String, Long> expected = new HashMap<>();
         distinct.forEach(e -> expected.merge(e.account(), e.amountCents(), Long::sum));
 
-        System.out.printf("Sending %d messages (%d distinct events, %d duplicates) to '%s' at %s, %d accounts, seed %d%n",
-                count, distinctCount, count - distinctCount, settings.get("PAYMENTS_QUEUE"), settings.brokerUrl(),
-                expected.size(), seed);
+        System.out.printf(
+                "Sending %d messages (%d distinct events, %d duplicates) to '%s' at %s, %d accounts, seed %d%n",
+                count,
+                distinctCount,
+                count - distinctCount,
+                settings.get("PAYMENTS_QUEUE"),
+                settings.brokerUrl(),
+                expected.size(),
+                seed);
         long start = System.nanoTime();
         AtomicInteger sent = new AtomicInteger();
         ExecutorService senders = Executors.newFixedThreadPool(threads);
@@ -93,14 +99,16 @@ public final class LoadGenerator {
             }));
         }
         try (Connection db = Database.connect(settings)) {
-            Array ids = db.createArrayOf("uuid", distinct.stream().map(Event::id).toArray());
+            Array ids =
+                    db.createArrayOf("uuid", distinct.stream().map(Event::id).toArray());
             long applied = 0;
             long deadline = System.nanoTime() + timeout.toNanos();
             while (applied < distinctCount && System.nanoTime() < deadline) {
                 Thread.sleep(1000);
                 applied = countApplied(db, ids);
-                System.out.printf("  sent %6d/%d   applied %6d/%d   %5.1f s%n", sent.get(), count, applied,
-                        distinctCount, seconds(start));
+                System.out.printf(
+                        "  sent %6d/%d   applied %6d/%d   %5.1f s%n",
+                        sent.get(), count, applied, distinctCount, seconds(start));
             }
             for (Future<?> f : done) {
                 f.get();
@@ -113,14 +121,20 @@ public final class LoadGenerator {
                 Long balance = actual.get(account.getKey());
                 if (!account.getValue().equals(balance)) {
                     if (wrong++ < 10) {
-                        System.out.printf("  MISMATCH %s: expected %d, actual %s%n", account.getKey(), account.getValue(), balance);
+                        System.out.printf(
+                                "  MISMATCH %s: expected %d, actual %s%n",
+                                account.getKey(), account.getValue(), balance);
                     }
                 }
             }
-            System.out.printf("%nDrained %d messages in %.1f s: %.0f msg/s (%d distinct applied of %d)%n", count, elapsed,
-                    count / elapsed, applied, distinctCount);
-            System.out.printf("Balances: %d accounts checked, %d wrong, expected total %d, actual total %d -> %s%n",
-                    expected.size(), wrong, expected.values().stream().mapToLong(Long::longValue).sum(),
+            System.out.printf(
+                    "%nDrained %d messages in %.1f s: %.0f msg/s (%d distinct applied of %d)%n",
+                    count, elapsed, count / elapsed, applied, distinctCount);
+            System.out.printf(
+                    "Balances: %d accounts checked, %d wrong, expected total %d, actual total %d -> %s%n",
+                    expected.size(),
+                    wrong,
+                    expected.values().stream().mapToLong(Long::longValue).sum(),
                     actual.values().stream().mapToLong(Long::longValue).sum(),
                     wrong == 0 && applied == distinctCount ? "EXACT" : "WRONG");
             System.exit(wrong == 0 && applied == distinctCount ? 0 : 1);
@@ -128,8 +142,8 @@ public final class LoadGenerator {
     }
 
     private static long countApplied(Connection db, Array ids) throws SQLException {
-        try (PreparedStatement query = db.prepareStatement(
-                "SELECT count(*) FROM processed_events WHERE event_id = ANY (?)")) {
+        try (PreparedStatement query =
+                db.prepareStatement("SELECT count(*) FROM processed_events WHERE event_id = ANY (?)")) {
             query.setArray(1, ids);
             try (ResultSet row = query.executeQuery()) {
                 row.next();
@@ -159,7 +173,8 @@ public final class LoadGenerator {
         Map<String, String> options = new HashMap<>();
         for (int i = 0; i < args.length; i++) {
             if (!args[i].startsWith("--") || i + 1 == args.length) {
-                throw new IllegalArgumentException("usage: --count N --duplicates F --accounts N --threads N --batch N --seed N --timeout S");
+                throw new IllegalArgumentException(
+                        "usage: --count N --duplicates F --accounts N --threads N --batch N --seed N --timeout S");
             }
             options.put(args[i].substring(2), args[++i]);
         }

@@ -32,13 +32,15 @@ public final class PaymentProducer implements AutoCloseable {
         ActiveMQConnectionFactory factory = new ActiveMQConnectionFactory(
                 settings.brokerHaUrl(), settings.get("BROKER_PRODUCER_USER"), settings.get("BROKER_PRODUCER_PASSWORD"));
         connection = factory.createConnection();
-        session = connection.createSession(transacted, transacted ? Session.SESSION_TRANSACTED : Session.AUTO_ACKNOWLEDGE);
+        session = connection.createSession(
+                transacted, transacted ? Session.SESSION_TRANSACTED : Session.AUTO_ACKNOWLEDGE);
         producer = session.createProducer(session.createQueue(queue));
         producer.setDeliveryMode(DeliveryMode.PERSISTENT);
     }
 
     public static String json(UUID eventId, String accountId, long amountCents) {
-        return "{\"eventId\":\"" + eventId + "\",\"accountId\":\"" + accountId + "\",\"amountCents\":" + amountCents + "}";
+        return "{\"eventId\":\"" + eventId + "\",\"accountId\":\"" + accountId + "\",\"amountCents\":" + amountCents
+                + "}";
     }
 
     public void sendText(String body) throws JMSException {

@@ -19,7 +19,8 @@ import java.util.stream.Collectors;
 /** Calls the admin API of one instance, with or without credentials. */
 public final class AdminClient {
 
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     private final PayaraInstance instance;
     private final String authorization;
@@ -44,7 +45,8 @@ public final class AdminClient {
 
     /** A bodiless POST, marked as not from a browser form (the admin API refuses those: AdminCallOrigin). */
     public HttpResponse<String> post(String path) {
-        return send(request(path).header("X-Requested-By", "payment-consumer-tools")
+        return send(request(path)
+                .header("X-Requested-By", "payment-consumer-tools")
                 .POST(HttpRequest.BodyPublishers.noBody()));
     }
 
@@ -52,7 +54,8 @@ public final class AdminClient {
     public HttpResponse<String> postJson(String path, Map<String, String> fields) {
         JsonObjectBuilder body = Json.createObjectBuilder();
         fields.forEach(body::add);
-        return send(request(path).header("Content-Type", "application/json")
+        return send(request(path)
+                .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(body.build().toString())));
     }
 
@@ -62,7 +65,8 @@ public final class AdminClient {
                 .map(field -> URLEncoder.encode(field.getKey(), StandardCharsets.UTF_8) + "="
                         + URLEncoder.encode(field.getValue(), StandardCharsets.UTF_8))
                 .collect(Collectors.joining("&"));
-        return send(request(path).header("Content-Type", "application/x-www-form-urlencoded")
+        return send(request(path)
+                .header("Content-Type", "application/x-www-form-urlencoded")
                 .POST(HttpRequest.BodyPublishers.ofString(form)));
     }
 

@@ -29,8 +29,12 @@ public final class BrokerProcess extends ChildProcess {
 
     private BrokerProcess(String name, Settings settings, Path instance, boolean showOutput, List<String> jvmOptions)
             throws IOException {
-        super(name, List.of(instance.resolve("bin").resolve("artemis").toString(), "run"),
-                environment(settings, jvmOptions), settings.stackDir().resolve(name + ".log"), showOutput);
+        super(
+                name,
+                List.of(instance.resolve("bin").resolve("artemis").toString(), "run"),
+                environment(settings, jvmOptions),
+                settings.stackDir().resolve(name + ".log"),
+                showOutput);
         this.settings = settings;
     }
 
@@ -49,8 +53,8 @@ public final class BrokerProcess extends ChildProcess {
      * With lines for the instance's etc/broker.properties, which Artemis applies over broker.xml at start (e.g. a
      * test's own queues and their grants).
      */
-    public static BrokerProcess start(Settings settings, boolean showOutput, List<String> brokerProperties,
-            String... jvmOptions) {
+    public static BrokerProcess start(
+            Settings settings, boolean showOutput, List<String> brokerProperties, String... jvmOptions) {
         return start("broker", settings, Map.of(), showOutput, brokerProperties, List.of(jvmOptions));
     }
 
@@ -59,22 +63,31 @@ public final class BrokerProcess extends ChildProcess {
      * create-instance.sh's (BROKER_HA_ROLE, BROKER_STORE, BROKER_PEER_HOST ...). Returns once it is live or, for a
      * backup whose primary is live, once it has announced itself as the backup; with JMX on {@code jmxPort}.
      */
-    public static BrokerProcess startPairMember(String name, Settings settings, Map<String, String> pairSettings,
-            int jmxPort, List<String> brokerProperties) {
-        BrokerProcess broker = start(name, settings, pairSettings, false, brokerProperties,
-                RemoteJmx.jvmOptions(jmxPort));
+    public static BrokerProcess startPairMember(
+            String name,
+            Settings settings,
+            Map<String, String> pairSettings,
+            int jmxPort,
+            List<String> brokerProperties) {
+        BrokerProcess broker =
+                start(name, settings, pairSettings, false, brokerProperties, RemoteJmx.jvmOptions(jmxPort));
         broker.jmxPort = jmxPort;
         return broker;
     }
 
-    private static BrokerProcess start(String name, Settings settings, Map<String, String> instanceSettings,
-            boolean showOutput, List<String> brokerProperties, List<String> jvmOptions) {
+    private static BrokerProcess start(
+            String name,
+            Settings settings,
+            Map<String, String> instanceSettings,
+            boolean showOutput,
+            List<String> brokerProperties,
+            List<String> jvmOptions) {
         try {
             Path instance = settings.stackDir().resolve(name);
             createInstance(name, settings, instanceSettings, instance);
             // After what create-instance.sh wrote there (a TLS acceptor, the pair, if any).
-            Files.write(instance.resolve("etc").resolve("broker.properties"), brokerProperties,
-                    StandardOpenOption.APPEND);
+            Files.write(
+                    instance.resolve("etc").resolve("broker.properties"), brokerProperties, StandardOpenOption.APPEND);
             Path log = settings.stackDir().resolve(name + ".log");
             long logBefore = Files.exists(log) ? Files.size(log) : 0;
             BrokerProcess broker = new BrokerProcess(name, settings, instance, showOutput, jvmOptions);
@@ -85,11 +98,12 @@ public final class BrokerProcess extends ChildProcess {
         }
     }
 
-    private static void createInstance(String name, Settings settings, Map<String, String> instanceSettings,
-            Path instance) throws IOException {
+    private static void createInstance(
+            String name, Settings settings, Map<String, String> instanceSettings, Path instance) throws IOException {
         Path log = settings.stackDir().resolve(name + "-instance.log");
         Files.createDirectories(log.getParent());
-        ProcessBuilder builder = new ProcessBuilder("bash", Build.BROKER_INSTANCE_SCRIPT.toString(), instance.toString())
+        ProcessBuilder builder = new ProcessBuilder(
+                        "bash", Build.BROKER_INSTANCE_SCRIPT.toString(), instance.toString())
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
         builder.environment().putAll(settings.asEnvironment());
@@ -99,8 +113,8 @@ public final class BrokerProcess extends ChildProcess {
         try {
             int exit = builder.start().waitFor();
             if (exit != 0) {
-                throw new IllegalStateException("creating the broker instance failed (exit " + exit + "): "
-                        + Files.readString(log));
+                throw new IllegalStateException(
+                        "creating the broker instance failed (exit " + exit + "): " + Files.readString(log));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -109,13 +123,12 @@ public final class BrokerProcess extends ChildProcess {
     }
 
     /** With its platform MBean server open on {@code jmxPort} (loopback, no authentication), for {@link #messageCount}. */
-    public static BrokerProcess startWithJmx(Settings settings, boolean showOutput, int jmxPort,
-            String... jvmOptions) {
+    public static BrokerProcess startWithJmx(Settings settings, boolean showOutput, int jmxPort, String... jvmOptions) {
         return startWithJmx(settings, showOutput, jmxPort, List.of(), jvmOptions);
     }
 
-    public static BrokerProcess startWithJmx(Settings settings, boolean showOutput, int jmxPort,
-            List<String> brokerProperties, String... jvmOptions) {
+    public static BrokerProcess startWithJmx(
+            Settings settings, boolean showOutput, int jmxPort, List<String> brokerProperties, String... jvmOptions) {
         List<String> options = new ArrayList<>(RemoteJmx.jvmOptions(jmxPort));
         options.addAll(List.of(jvmOptions));
         BrokerProcess broker = start(settings, showOutput, brokerProperties, options.toArray(String[]::new));

@@ -17,20 +17,23 @@ public final class Build {
     public static final Path POSTGRESQL_DRIVER = RUNTIME_DIR.resolve("postgresql.jar");
     /** The broker plugins' jars, for a broker instance's lib/ (create-instance.sh copies them). */
     public static final Path BROKER_PLUGINS = RUNTIME_DIR.resolve("broker-plugins");
+
     public static final Path BROKER_INSTANCE_SCRIPT =
             Path.of("server-config", "artemis", "create-instance.sh").toAbsolutePath();
-    public static final Path POST_BOOT_COMMANDS = Path.of("server-config", "post-boot-commands.asadmin").toAbsolutePath();
+    public static final Path POST_BOOT_COMMANDS =
+            Path.of("server-config", "post-boot-commands.asadmin").toAbsolutePath();
 
     private Build() {}
 
     /** The Artemis broker distribution the build unpacked (pom.xml, artemis.broker.version). */
     public static Path artemisHome() {
         try (Stream<Path> entries = Files.list(RUNTIME_DIR)) {
-            List<Path> homes = entries.filter(entry -> entry.getFileName().toString().startsWith("apache-artemis-"))
+            List<Path> homes = entries.filter(
+                            entry -> entry.getFileName().toString().startsWith("apache-artemis-"))
                     .toList();
             if (homes.size() != 1) {
-                throw new IllegalStateException("expected one Artemis distribution in " + RUNTIME_DIR + " (mvn package), found "
-                        + homes);
+                throw new IllegalStateException(
+                        "expected one Artemis distribution in " + RUNTIME_DIR + " (mvn package), found " + homes);
             }
             return homes.get(0);
         } catch (IOException e) {

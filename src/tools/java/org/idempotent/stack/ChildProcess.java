@@ -16,7 +16,8 @@ public class ChildProcess implements AutoCloseable {
     private final Process process;
     private final Path log;
 
-    protected ChildProcess(String name, List<String> command, Map<String, String> environment, Path log, boolean showOutput)
+    protected ChildProcess(
+            String name, List<String> command, Map<String, String> environment, Path log, boolean showOutput)
             throws IOException {
         this.name = name;
         this.log = log;
@@ -73,7 +74,10 @@ public class ChildProcess implements AutoCloseable {
             return;
         }
         try {
-            new ProcessBuilder("kill", "-QUIT", String.valueOf(process.pid())).inheritIO().start().waitFor();
+            new ProcessBuilder("kill", "-QUIT", String.valueOf(process.pid()))
+                    .inheritIO()
+                    .start()
+                    .waitFor();
             await(Duration.ofSeconds(2)); // the dump is written by the JVM itself, asynchronously
         } catch (IOException e) {
             throw new UncheckedIOException(e);
@@ -101,8 +105,8 @@ public class ChildProcess implements AutoCloseable {
 
     protected void failIfDead(String waitingFor) {
         if (!process.isAlive()) {
-            throw new IllegalStateException(name + " exited with " + process.exitValue() + " while " + waitingFor
-                    + "; see " + log);
+            throw new IllegalStateException(
+                    name + " exited with " + process.exitValue() + " while " + waitingFor + "; see " + log);
         }
     }
 

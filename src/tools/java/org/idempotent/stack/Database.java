@@ -47,9 +47,12 @@ public final class Database {
     private static void applyRoles(Settings settings) throws SQLException {
         try (Connection connection = connect(settings);
                 PreparedStatement set = connection.prepareStatement("SELECT set_config(?, ?, false)")) {
-            for (String[] setting : new String[][] {{"payments.owner", "DB_OWNER_USER"},
-                    {"payments.owner_password", "DB_OWNER_PASSWORD"}, {"payments.app", "DB_USER"},
-                    {"payments.app_password", "DB_PASSWORD"}}) {
+            for (String[] setting : new String[][] {
+                {"payments.owner", "DB_OWNER_USER"},
+                {"payments.owner_password", "DB_OWNER_PASSWORD"},
+                {"payments.app", "DB_USER"},
+                {"payments.app_password", "DB_PASSWORD"}
+            }) {
                 set.setString(1, setting[0]);
                 set.setString(2, settings.get(setting[1]));
                 set.execute();
@@ -66,29 +69,31 @@ public final class Database {
     /** Drops DB_NAME (closing its sessions) and creates it empty: for tests that need a fresh database. */
     public static void recreate(Settings settings) throws SQLException {
         String name = plainName(settings);
-        try (Connection connection = maintenance(settings); Statement drop = connection.createStatement()) {
+        try (Connection connection = maintenance(settings);
+                Statement drop = connection.createStatement()) {
             drop.execute("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)");
         }
         ensureExists(settings);
     }
 
     private static Connection maintenance(Settings settings) throws SQLException {
-        return DriverManager.getConnection(settings.jdbcUrl("postgres"), settings.get("DB_OWNER_USER"),
-                settings.get("DB_OWNER_PASSWORD"));
+        return DriverManager.getConnection(
+                settings.jdbcUrl("postgres"), settings.get("DB_OWNER_USER"), settings.get("DB_OWNER_PASSWORD"));
     }
 
     private static String plainName(Settings settings) {
         String name = settings.get("DB_NAME");
         if (!PLAIN_NAME.matcher(name).matches()) {
-            throw new IllegalArgumentException("DB_NAME must be a plain lower-case identifier to be created here: " + name);
+            throw new IllegalArgumentException(
+                    "DB_NAME must be a plain lower-case identifier to be created here: " + name);
         }
         return name;
     }
 
     /** As the owner. */
     public static Connection connect(Settings settings) throws SQLException {
-        return DriverManager.getConnection(settings.jdbcUrl(), settings.get("DB_OWNER_USER"),
-                settings.get("DB_OWNER_PASSWORD"));
+        return DriverManager.getConnection(
+                settings.jdbcUrl(), settings.get("DB_OWNER_USER"), settings.get("DB_OWNER_PASSWORD"));
     }
 
     /** As the application's role (DB_USER), for checks of what it may do. */

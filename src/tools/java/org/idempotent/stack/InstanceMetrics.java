@@ -11,7 +11,8 @@ import java.util.regex.Pattern;
 /** Reads the outcome counters of one Payara Micro instance from its /metrics endpoint. */
 public final class InstanceMetrics {
 
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     private final PayaraInstance instance;
 
@@ -53,7 +54,9 @@ public final class InstanceMetrics {
     private String get(String path) {
         try {
             HttpResponse<String> response = HTTP.send(
-                    HttpRequest.newBuilder(instance.uri(path)).timeout(Duration.ofSeconds(10)).build(),
+                    HttpRequest.newBuilder(instance.uri(path))
+                            .timeout(Duration.ofSeconds(10))
+                            .build(),
                     HttpResponse.BodyHandlers.ofString());
             if (response.statusCode() != 200) {
                 throw new IllegalStateException(path + " answered " + response.statusCode() + ": " + response.body());

@@ -22,36 +22,54 @@ import java.util.Properties;
  */
 public final class PayaraMicroProcess extends ChildProcess implements PayaraInstance {
 
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private static final HttpClient HTTP =
+            HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     private final int httpPort;
 
-    private PayaraMicroProcess(String name, List<String> command, Map<String, String> environment, Path log,
-            boolean showOutput, int httpPort) throws IOException {
+    private PayaraMicroProcess(
+            String name,
+            List<String> command,
+            Map<String, String> environment,
+            Path log,
+            boolean showOutput,
+            int httpPort)
+            throws IOException {
         super(name, command, environment, log, showOutput);
         this.httpPort = httpPort;
     }
 
     /** Starts an instance; its HTTP port is the setting HTTP_PORT. */
-    public static PayaraMicroProcess start(String name, Settings settings, Path war, boolean showOutput,
-            String... jvmOptions) {
+    public static PayaraMicroProcess start(
+            String name, Settings settings, Path war, boolean showOutput, String... jvmOptions) {
         return start(name, settings, war, showOutput, List.of(), jvmOptions);
     }
 
     /** Also runs {@code extraCommands} (asadmin) after the product's own post-boot commands. */
-    public static PayaraMicroProcess start(String name, Settings settings, Path war, boolean showOutput,
-            List<String> extraCommands, String... jvmOptions) {
+    public static PayaraMicroProcess start(
+            String name,
+            Settings settings,
+            Path war,
+            boolean showOutput,
+            List<String> extraCommands,
+            String... jvmOptions) {
         return start(name, settings, war, showOutput, extraCommands, null, List.of(jvmOptions));
     }
 
     /** On another JDK's {@code java} binary (null: this JVM's), for a benchmark's side-by-side run. */
-    public static PayaraMicroProcess start(String name, Settings settings, Path war, boolean showOutput, Path java,
-            List<String> jvmOptions) {
+    public static PayaraMicroProcess start(
+            String name, Settings settings, Path war, boolean showOutput, Path java, List<String> jvmOptions) {
         return start(name, settings, war, showOutput, List.of(), java, jvmOptions);
     }
 
-    private static PayaraMicroProcess start(String name, Settings settings, Path war, boolean showOutput,
-            List<String> extraCommands, Path java, List<String> jvmOptions) {
+    private static PayaraMicroProcess start(
+            String name,
+            Settings settings,
+            Path war,
+            boolean showOutput,
+            List<String> extraCommands,
+            Path java,
+            List<String> jvmOptions) {
         int httpPort = settings.getInt("HTTP_PORT");
         Path work = settings.stackDir().resolve(name);
         try {
@@ -59,8 +77,9 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             Path postBoot = Build.POST_BOOT_COMMANDS;
             if (!extraCommands.isEmpty()) {
                 postBoot = work.resolve("post-boot-commands.asadmin");
-                Files.writeString(postBoot, Files.readString(Build.POST_BOOT_COMMANDS) + "\n"
-                        + String.join("\n", extraCommands) + "\n");
+                Files.writeString(
+                        postBoot,
+                        Files.readString(Build.POST_BOOT_COMMANDS) + "\n" + String.join("\n", extraCommands) + "\n");
             }
             List<String> command = new ArrayList<>();
             command.add(java == null ? java() : java.toString());
@@ -70,14 +89,21 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             // Payara Micro unpacks itself into java.io.tmpdir: one directory per instance, inside the stack dir.
             command.add("-Djava.io.tmpdir=" + work);
             command.addAll(jvmOptions);
-            command.addAll(List.of("-jar", Build.PAYARA_MICRO.toString(),
+            command.addAll(List.of(
+                    "-jar",
+                    Build.PAYARA_MICRO.toString(),
                     "--nocluster",
-                    "--port", String.valueOf(httpPort),
-                    "--addlibs", Build.POSTGRESQL_DRIVER.toString(),
-                    "--postbootcommandfile", postBoot.toString(),
-                    "--deploy", war.toString()));
+                    "--port",
+                    String.valueOf(httpPort),
+                    "--addlibs",
+                    Build.POSTGRESQL_DRIVER.toString(),
+                    "--postbootcommandfile",
+                    postBoot.toString(),
+                    "--deploy",
+                    war.toString()));
             if (Boolean.parseBoolean(settings.get("BROKER_SSL_ENABLED"))) {
-                command.addAll(List.of("--systemproperties", brokerTrustStore(work, settings).toString()));
+                command.addAll(List.of(
+                        "--systemproperties", brokerTrustStore(work, settings).toString()));
             }
             // Only what differs from the defaults: those live in the post-boot file and the WAR, and a value an
             // administrator sets on the server (domain config) must not be shadowed by an environment variable.
@@ -85,9 +111,11 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             environment.put("ARTEMIS_RAR", Build.RAR.toString());
             // The launcher runs with the development passwords: say so, or readiness stays DOWN for them.
             environment.put("PAYMENTS_DEVELOPMENT", settings.get("PAYMENTS_DEVELOPMENT"));
-            environment.put("ADMIN_PASSWORD_ASADMIN_FILE", adminPasswordFile(work, settings).toString());
-            return new PayaraMicroProcess(name, command, environment, settings.stackDir().resolve(name + ".log"),
-                    showOutput, httpPort);
+            environment.put(
+                    "ADMIN_PASSWORD_ASADMIN_FILE",
+                    adminPasswordFile(work, settings).toString());
+            return new PayaraMicroProcess(
+                    name, command, environment, settings.stackDir().resolve(name + ".log"), showOutput, httpPort);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -102,7 +130,8 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
         Path file = dir.resolve("broker-tls.properties");
         Properties properties = new Properties();
         properties.setProperty("org.apache.activemq.ssl.trustStore", settings.get("BROKER_TRUSTSTORE"));
-        properties.setProperty("org.apache.activemq.ssl.trustStorePassword", settings.get("BROKER_TRUSTSTORE_PASSWORD"));
+        properties.setProperty(
+                "org.apache.activemq.ssl.trustStorePassword", settings.get("BROKER_TRUSTSTORE_PASSWORD"));
         properties.setProperty("org.apache.activemq.ssl.trustStoreType", "PKCS12");
         try (var out = Files.newBufferedWriter(file)) {
             properties.store(out, "TLS to the broker");
@@ -134,7 +163,9 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             failIfDead("waiting for /health/ready");
             try {
                 HttpResponse<String> response = HTTP.send(
-                        HttpRequest.newBuilder(uri("/health/ready")).timeout(Duration.ofSeconds(5)).build(),
+                        HttpRequest.newBuilder(uri("/health/ready"))
+                                .timeout(Duration.ofSeconds(5))
+                                .build(),
                         HttpResponse.BodyHandlers.ofString());
                 if (response.statusCode() == 200 && response.body().contains("payment-consumer")) {
                     return this;

@@ -33,28 +33,39 @@ public final class PostgresCluster implements AutoCloseable {
         asRoot("chown", SUPERUSER, root.toString());
         PostgresCluster cluster = new PostgresCluster(root.resolve("data"));
         asPostgres("initdb", "-D", cluster.dir.toString(), "-U", SUPERUSER, "-A", "trust", "--no-sync");
-        List<String> conf = new ArrayList<>(List.of("port = " + cluster.port, "listen_addresses = '127.0.0.1'",
-                "unix_socket_directories = ''"));
+        List<String> conf = new ArrayList<>(
+                List.of("port = " + cluster.port, "listen_addresses = '127.0.0.1'", "unix_socket_directories = ''"));
         conf.addAll(settings);
-        Files.writeString(cluster.dir.resolve("postgresql.conf"), String.join("\n", conf) + "\n",
-                StandardOpenOption.APPEND);
+        Files.writeString(
+                cluster.dir.resolve("postgresql.conf"), String.join("\n", conf) + "\n", StandardOpenOption.APPEND);
         Files.writeString(cluster.dir.resolve("pg_hba.conf"), "host all all 127.0.0.1/32 trust\n");
-        asPostgres("pg_ctl", "-D", cluster.dir.toString(), "-l", root.resolve("postgres.log").toString(), "-w", "-t",
-                "120", "start");
+        asPostgres(
+                "pg_ctl",
+                "-D",
+                cluster.dir.toString(),
+                "-l",
+                root.resolve("postgres.log").toString(),
+                "-w",
+                "-t",
+                "120",
+                "start");
         return cluster;
     }
 
     /** {@code settings} pointed at this cluster (as primary and as its own standby). */
     public Settings serve(Settings settings) {
         String port = String.valueOf(this.port);
-        return settings.with("DB_HOST", "127.0.0.1").with("DB_PORT", port).with("DB_STANDBY_HOST", "127.0.0.1")
+        return settings.with("DB_HOST", "127.0.0.1")
+                .with("DB_PORT", port)
+                .with("DB_STANDBY_HOST", "127.0.0.1")
                 .with("DB_STANDBY_PORT", port);
     }
 
     /** The postmaster: its children are the cluster's backends and workers. */
     public long postmasterPid() {
         try {
-            return Long.parseLong(Files.readAllLines(dir.resolve("postmaster.pid")).get(0).strip());
+            return Long.parseLong(
+                    Files.readAllLines(dir.resolve("postmaster.pid")).get(0).strip());
         } catch (IOException e) {
             throw new UncheckedIOException("is the cluster in " + dir + " running?", e);
         }

@@ -12,8 +12,8 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
-import jakarta.ws.rs.core.Response.Status;
 import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.Response.Status;
 import jakarta.ws.rs.core.SecurityContext;
 import java.time.Instant;
 import java.util.List;
@@ -40,13 +40,30 @@ public class AnnouncementsResource {
     private static final Logger LOG = Logger.getLogger(AnnouncementsResource.class.getName());
 
     /** One announcement; sentAt null while UNSENT. */
-    public record AnnouncementState(UUID eventId, String accountId, long sequence, long amountCents,
-            long balanceCents, Instant appliedAt, Announcement.State state, Instant sentAt, int sendAttempts,
+    public record AnnouncementState(
+            UUID eventId,
+            String accountId,
+            long sequence,
+            long amountCents,
+            long balanceCents,
+            Instant appliedAt,
+            Announcement.State state,
+            Instant sentAt,
+            int sendAttempts,
             int generation) {
 
         static AnnouncementState of(Announcement a) {
-            return new AnnouncementState(a.eventId(), a.accountId(), a.sequence(), a.amountCents(), a.balanceCents(),
-                    a.appliedAt(), a.state(), a.sentAt(), a.sendAttempts(), a.generation());
+            return new AnnouncementState(
+                    a.eventId(),
+                    a.accountId(),
+                    a.sequence(),
+                    a.amountCents(),
+                    a.balanceCents(),
+                    a.appliedAt(),
+                    a.state(),
+                    a.sentAt(),
+                    a.sendAttempts(),
+                    a.generation());
         }
     }
 
@@ -64,11 +81,16 @@ public class AnnouncementsResource {
             throw badRequest("not an event ID (a UUID in 8-4-4-4-12 form): " + eventId);
         }
         List<AnnouncementState> found = announcements.ofEvent(UUID.fromString(eventId)).stream()
-                .map(AnnouncementState::of).toList();
+                .map(AnnouncementState::of)
+                .toList();
         if (found.isEmpty()) {
-            return Response.status(Status.NOT_FOUND).entity(Map.of("error", "no announcement of event " + eventId
-                    + " in the outbox: it was not applied, or it was sent and purged after "
-                    + Relay.RETENTION_DAYS)).build();
+            return Response.status(Status.NOT_FOUND)
+                    .entity(Map.of(
+                            "error",
+                            "no announcement of event " + eventId
+                                    + " in the outbox: it was not applied, or it was sent and purged after "
+                                    + Relay.RETENTION_DAYS))
+                    .build();
         }
         return Response.ok(found).build();
     }
@@ -79,31 +101,43 @@ public class AnnouncementsResource {
      */
     @POST
     @Path("accounts/{accountId}/reannounce")
-    public Response reannounce(@PathParam("accountId") String accountId, @QueryParam("fromSequence") Long fromSequence,
+    public Response reannounce(
+            @PathParam("accountId") String accountId,
+            @QueryParam("fromSequence") Long fromSequence,
             @Context SecurityContext caller) {
         if (fromSequence == null || fromSequence < 1) {
             throw badRequest("a first sequence number (?fromSequence=n, n >= 1) is required");
         }
         Long oldest = announcements.oldestRetained(accountId);
         if (oldest == null) {
-            return Response.status(Status.NOT_FOUND).entity(Map.of("error", "account " + accountId
-                    + " has no announcement in the outbox")).build();
+            return Response.status(Status.NOT_FOUND)
+                    .entity(Map.of("error", "account " + accountId + " has no announcement in the outbox"))
+                    .build();
         }
         if (fromSequence < oldest) {
-            return Response.status(Status.CONFLICT).entity(Map.of("error", "announcements of account " + accountId
-                    + " before sequence " + oldest + " were purged (" + Relay.RETENTION_DAYS
-                    + "); re-announce from " + oldest + " or later", "oldestRetained", oldest)).build();
+            return Response.status(Status.CONFLICT)
+                    .entity(Map.of(
+                            "error",
+                            "announcements of account " + accountId
+                                    + " before sequence " + oldest + " were purged (" + Relay.RETENTION_DAYS
+                                    + "); re-announce from " + oldest + " or later",
+                            "oldestRetained",
+                            oldest))
+                    .build();
         }
         int rows = announcements.reannounce(accountId, fromSequence);
         relay.wake();
-        LOG.log(Level.INFO, "{0} re-announced {1} payments of account {2} from sequence {3}",
-                new Object[] {caller.getUserPrincipal().getName(), rows, accountId, fromSequence});
-        return Response.ok(Map.of("accountId", accountId, "fromSequence", fromSequence, "reannounced",
-                rows)).build();
+        LOG.log(Level.INFO, "{0} re-announced {1} payments of account {2} from sequence {3}", new Object[] {
+            caller.getUserPrincipal().getName(), rows, accountId, fromSequence
+        });
+        return Response.ok(Map.of("accountId", accountId, "fromSequence", fromSequence, "reannounced", rows))
+                .build();
     }
 
     private static BadRequestException badRequest(String message) {
         return new BadRequestException(Response.status(Status.BAD_REQUEST)
-                .type(MediaType.APPLICATION_JSON).entity(Map.of("error", message)).build());
+                .type(MediaType.APPLICATION_JSON)
+                .entity(Map.of("error", message))
+                .build());
     }
 }

@@ -24,7 +24,8 @@ public class Announcements {
 
     /** Usually one; more if the event was forgotten and applied again (each application is announced). */
     public List<Announcement> ofEvent(UUID eventId) {
-        return em.createQuery("SELECT a FROM Announcement a WHERE a.eventId = :eventId ORDER BY a.sequence",
+        return em.createQuery(
+                        "SELECT a FROM Announcement a WHERE a.eventId = :eventId ORDER BY a.sequence",
                         Announcement.class)
                 .setParameter("eventId", eventId)
                 .getResultList();

@@ -31,7 +31,6 @@ import org.eclipse.microprofile.metrics.Counter;
 import org.eclipse.microprofile.metrics.MetricRegistry;
 import org.idempotent.Resources;
 import org.idempotent.announcement.entity.AnnouncementMessage;
-import org.idempotent.payment.control.DeadLetters;
 import org.idempotent.payment.entity.PaymentApplied;
 import org.idempotent.schema.boundary.SchemaMigration;
 
@@ -52,16 +51,20 @@ public class Relay {
 
     /** Configuration keys. */
     public static final String ADDRESS = "ANNOUNCEMENT_ADDRESS";
+
     public static final String RETENTION_DAYS = "ANNOUNCEMENT_RETENTION_DAYS";
 
     /** Advisory lock keys ("announce", "annpurge" in ASCII), the same on every instance. */
     static final long RELAY_LOCK = 0x616e6e6f756e6365L;
+
     static final long PURGE_LOCK = 0x616e6e7075726765L;
     /** Rows per broker transaction: one journal sync for the batch instead of one per message. */
     static final int BATCH_SIZE = 200;
+
     static final int PURGE_BATCH_SIZE = 5000;
     /** After a failed pass, and when another instance holds the lock (it may have finished before our rows came). */
     private static final long RETRY_MILLIS = 1000;
+
     private static final long LOCK_BUSY_RETRY_MILLIS = 100;
 
     static final String CLAIM = """
@@ -104,6 +107,7 @@ public class Relay {
     private volatile boolean failing;
     /** System.nanoTime() before which no pass starts: the back-off after a failed pass or a busy lock. */
     private volatile long resumeAt = System.nanoTime();
+
     private static final long BACKLOG_FRESHNESS_NANOS = TimeUnit.SECONDS.toNanos(5);
     private volatile double[] backlog;
     private volatile long backlogMeasuredAt;
@@ -191,15 +195,15 @@ public class Relay {
             return Pass.DONE;
         } catch (SQLException | RuntimeException | JMSException e) {
             // Nothing is lost: the rows stay unsent and the next pass takes them again.
-            LOG.log(failing ? Level.FINE : Level.WARNING, "Relay pass failed, retrying in {0} ms: {1}",
-                    new Object[] {RETRY_MILLIS, e.toString()});
+            LOG.log(failing ? Level.FINE : Level.WARNING, "Relay pass failed, retrying in {0} ms: {1}", new Object[] {
+                RETRY_MILLIS, e.toString()
+            });
             failing = true;
             return Pass.FAILED;
         }
     }
 
-    private void publish(Session transacted, Topic address,
-            List<AnnouncementMessage> batch) throws JMSException {
+    private void publish(Session transacted, Topic address, List<AnnouncementMessage> batch) throws JMSException {
         int dropped = 0;
         try {
             send(transacted, address, batch);
@@ -207,7 +211,9 @@ public class Relay {
         } catch (JMSException e) {
             // A resend in the batch: the broker refuses it, and with it the whole transaction. (A broken connection
             // fails the message-by-message sends below as well, and the pass with them.)
-            LOG.log(Level.INFO, "Relay batch of {0} refused by the broker ({1}); sending it message by message",
+            LOG.log(
+                    Level.INFO,
+                    "Relay batch of {0} refused by the broker ({1}); sending it message by message",
                     new Object[] {batch.size(), e.getMessage()});
             transacted.rollback();
             // A connection of its own: the adapter allows one session per connection.
@@ -255,7 +261,8 @@ public class Relay {
         TextMessage message = session.createTextMessage(announcement.json());
         message.setStringProperty("JMSXGroupID", announcement.accountId());
         message.setStringProperty("_AMQ_DUPL_ID", announcement.duplicateId());
-        message.setStringProperty(AnnouncementMessage.EVENT_ID, announcement.eventId().toString());
+        message.setStringProperty(
+                AnnouncementMessage.EVENT_ID, announcement.eventId().toString());
         message.setStringProperty(AnnouncementMessage.ACCOUNT_ID, announcement.accountId());
         message.setLongProperty(AnnouncementMessage.SEQUENCE, announcement.sequence());
         producer.send(message);
@@ -267,9 +274,16 @@ public class Relay {
             claim.setInt(1, BATCH_SIZE);
             try (ResultSet row = claim.executeQuery()) {
                 while (row.next()) {
-                    batch.add(new AnnouncementMessage(row.getLong(1), row.getObject(2, java.util.UUID.class),
-                            row.getString(3), row.getLong(4), row.getLong(5), row.getLong(6),
-                            row.getTimestamp(7).toInstant(), row.getInt(8), row.getInt(9)));
+                    batch.add(new AnnouncementMessage(
+                            row.getLong(1),
+                            row.getObject(2, java.util.UUID.class),
+                            row.getString(3),
+                            row.getLong(4),
+                            row.getLong(5),
+                            row.getLong(6),
+                            row.getTimestamp(7).toInstant(),
+                            row.getInt(8),
+                            row.getInt(9)));
                 }
             }
         }
@@ -280,8 +294,11 @@ public class Relay {
 
     private static void markSent(Connection db, List<AnnouncementMessage> batch) throws SQLException {
         try (PreparedStatement mark = db.prepareStatement(MARK_SENT)) {
-            mark.setArray(1, db.createArrayOf("bigint",
-                    batch.stream().map(AnnouncementMessage::rowId).toArray(Long[]::new)));
+            mark.setArray(
+                    1,
+                    db.createArrayOf(
+                            "bigint",
+                            batch.stream().map(AnnouncementMessage::rowId).toArray(Long[]::new)));
             mark.executeUpdate();
         }
     }
@@ -290,8 +307,9 @@ public class Relay {
     public long purgeSent() {
         int days = config.getValue(RETENTION_DAYS, Integer.class);
         if (days < 1) {
-            LOG.log(Level.SEVERE, "{0}={1} is under 1 day; no sent announcement purged", new Object[] {RETENTION_DAYS,
-                days});
+            LOG.log(Level.SEVERE, "{0}={1} is under 1 day; no sent announcement purged", new Object[] {
+                RETENTION_DAYS, days
+            });
             return 0;
         }
         schema.awaitMigrated();
@@ -350,13 +368,16 @@ public class Relay {
     private void retryIn(long millis) {
         resumeAt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
         if (retryScheduled.compareAndSet(false, true)) {
-            executor.schedule(() -> {
-                retryScheduled.set(false);
-                pending.set(true);
-                if (running.compareAndSet(false, true)) {
-                    executor.submit(this::run);
-                }
-            }, millis, TimeUnit.MILLISECONDS);
+            executor.schedule(
+                    () -> {
+                        retryScheduled.set(false);
+                        pending.set(true);
+                        if (running.compareAndSet(false, true)) {
+                            executor.submit(this::run);
+                        }
+                    },
+                    millis,
+                    TimeUnit.MILLISECONDS);
         }
     }
 

@@ -17,11 +17,20 @@ import java.util.UUID;
  * @param generation raised by each re-announcement, so that a deliberate copy is not dropped as a duplicate
  * @param sendAttempts publications of this row so far, this one included
  */
-public record AnnouncementMessage(long rowId, UUID eventId, String accountId, long amountCents, long balanceCents,
-        long sequence, Instant appliedAt, int generation, int sendAttempts) {
+public record AnnouncementMessage(
+        long rowId,
+        UUID eventId,
+        String accountId,
+        long amountCents,
+        long balanceCents,
+        long sequence,
+        Instant appliedAt,
+        int generation,
+        int sendAttempts) {
 
     /** The message's properties, besides JMSXGroupID (the account) and _AMQ_DUPL_ID ({@link #duplicateId()}). */
     public static final String EVENT_ID = "eventId";
+
     public static final String ACCOUNT_ID = "accountId";
     public static final String SEQUENCE = "sequence";
 

@@ -26,16 +26,21 @@ public class AdminCallOrigin implements ContainerRequestFilter {
 
     @Override
     public void filter(ContainerRequestContext request) {
-        if (SAFE.contains(request.getMethod()) || !request.getUriInfo().getPath().replaceFirst("^/", "").startsWith("admin")) {
+        if (SAFE.contains(request.getMethod())
+                || !request.getUriInfo().getPath().replaceFirst("^/", "").startsWith("admin")) {
             return;
         }
         MediaType type = request.getMediaType();
         boolean json = type != null && type.isCompatible(MediaType.APPLICATION_JSON_TYPE);
         String header = request.getHeaderString(HEADER);
         if (!json && (header == null || header.isBlank())) {
-            request.abortWith(Response.status(Response.Status.FORBIDDEN).type(MediaType.APPLICATION_JSON)
-                    .entity(Map.of("error", "a state-changing admin call needs a JSON body (Content-Type: "
-                            + "application/json) or the " + HEADER + " header; a browser form can send neither"))
+            request.abortWith(Response.status(Response.Status.FORBIDDEN)
+                    .type(MediaType.APPLICATION_JSON)
+                    .entity(Map.of(
+                            "error",
+                            "a state-changing admin call needs a JSON body (Content-Type: "
+                                    + "application/json) or the " + HEADER
+                                    + " header; a browser form can send neither"))
                     .build());
         }
     }

@@ -36,11 +36,16 @@ public class ConsumerLiveness implements HealthCheck {
     @Override
     public HealthCheckResponse call() {
         Optional<Duration> longest = metrics.longestInFlight();
-        boolean stuck = longest.filter(running -> running.toSeconds() >= stuckAfterSeconds).isPresent();
+        boolean stuck = longest.filter(running -> running.toSeconds() >= stuckAfterSeconds)
+                .isPresent();
         return HealthCheckResponse.named("payment-consumer-live")
-                .withData("longestDeliveryInProgressSeconds", longest.map(Duration::toSeconds).orElse(0L))
+                .withData(
+                        "longestDeliveryInProgressSeconds",
+                        longest.map(Duration::toSeconds).orElse(0L))
                 .withData(STUCK_AFTER, stuckAfterSeconds)
-                .withData("databaseBreakerOpenSeconds", breaker.openFor().map(Duration::toSeconds).orElse(0L))
+                .withData(
+                        "databaseBreakerOpenSeconds",
+                        breaker.openFor().map(Duration::toSeconds).orElse(0L))
                 .status(!stuck)
                 .build();
     }

@@ -21,7 +21,6 @@ import org.eclipse.microprofile.health.Readiness;
 import org.idempotent.Resources;
 import org.idempotent.operations.control.DevelopmentPasswords;
 import org.idempotent.payment.control.DatabaseBreaker;
-import org.idempotent.payment.control.DeadLetters;
 import org.idempotent.schema.boundary.SchemaMigration;
 
 /**
@@ -38,6 +37,7 @@ public class ConsumerReadiness implements HealthCheck {
     private static final int DATABASE_TIMEOUT_SECONDS = 2;
     /** How long one answer serves every probe. */
     static final Duration CACHED_FOR = Duration.ofSeconds(2);
+
     private static final Logger LOG = Logger.getLogger(ConsumerReadiness.class.getName());
 
     private record Answer(long at, HealthCheckResponse response) {}
@@ -69,8 +69,12 @@ public class ConsumerReadiness implements HealthCheck {
         // One probe checks; the others meanwhile get the previous answer, or DOWN before there is one: a probe never
         // waits for another's check (which can take the pools' wait times), nor holds an HTTP thread for it.
         if (!checking.tryLock()) {
-            return answer != null ? answer.response()
-                    : HealthCheckResponse.named(NAME).withData("check", "in progress").down().build();
+            return answer != null
+                    ? answer.response()
+                    : HealthCheckResponse.named(NAME)
+                            .withData("check", "in progress")
+                            .down()
+                            .build();
         }
         try {
             HealthCheckResponse response = check();
@@ -98,15 +102,18 @@ public class ConsumerReadiness implements HealthCheck {
         }
         if (breaker.isOpen()) {
             // Consumption is held back until the breaker's own probe succeeds, whatever the check above saw.
-            response.withData("databaseBreaker", "OPEN for " + breaker.openFor().map(Duration::toSeconds).orElse(0L)
-                    + " s");
+            response.withData(
+                    "databaseBreaker",
+                    "OPEN for " + breaker.openFor().map(Duration::toSeconds).orElse(0L) + " s");
             up = false;
         }
         List<String> defaults = developmentPasswords.inForce();
         if (!defaults.isEmpty()) {
-            response.withData("passwords", "DOWN: development default in force for " + String.join(", ", defaults)
-                    + "; set " + (defaults.size() == 1 ? "it" : "them") + " (README, Configuration) or declare "
-                    + DevelopmentPasswords.DEVELOPMENT + "=true");
+            response.withData(
+                    "passwords",
+                    "DOWN: development default in force for " + String.join(", ", defaults)
+                            + "; set " + (defaults.size() == 1 ? "it" : "them") + " (README, Configuration) or declare "
+                            + DevelopmentPasswords.DEVELOPMENT + "=true");
             up = false;
         }
         try (JMSContext jms = connectionFactory.createContext()) {

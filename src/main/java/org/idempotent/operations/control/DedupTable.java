@@ -66,7 +66,8 @@ public class DedupTable {
         if (measurement == null || measurement.measuredAt().plus(FRESHNESS).isBefore(Instant.now())) {
             synchronized (this) {
                 measurement = last;
-                if (measurement == null || measurement.measuredAt().plus(FRESHNESS).isBefore(Instant.now())) {
+                if (measurement == null
+                        || measurement.measuredAt().plus(FRESHNESS).isBefore(Instant.now())) {
                     measurement = measure();
                     last = measurement;
                 }

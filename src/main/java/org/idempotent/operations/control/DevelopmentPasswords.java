@@ -18,8 +18,8 @@ public class DevelopmentPasswords {
 
     public static final String DEVELOPMENT = "PAYMENTS_DEVELOPMENT";
     /** The post-boot file's defaults (DevelopmentPasswordsTest keeps them equal). */
-    static final Map<String, String> DEFAULTS = Map.of("DB_PASSWORD", "payments_app", "DB_OWNER_PASSWORD", "postgres",
-            "BROKER_PASSWORD", "payments");
+    static final Map<String, String> DEFAULTS =
+            Map.of("DB_PASSWORD", "payments_app", "DB_OWNER_PASSWORD", "postgres", "BROKER_PASSWORD", "payments");
 
     @Inject
     Config config;
@@ -31,7 +31,9 @@ public class DevelopmentPasswords {
         }
         List<String> found = new ArrayList<>();
         DEFAULTS.forEach((key, development) -> {
-            if (config.getOptionalValue(key, String.class).map(development::equals).orElse(true)) {
+            if (config.getOptionalValue(key, String.class)
+                    .map(development::equals)
+                    .orElse(true)) {
                 found.add(key);
             }
         });

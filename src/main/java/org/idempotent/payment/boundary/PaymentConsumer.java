@@ -84,7 +84,9 @@ public class PaymentConsumer implements MessageListener {
             }
             outcome = consume(message);
         } catch (JMSException | RuntimeException e) {
-            LOG.log(Level.WARNING, "Message {0} failed (delivery {1}); the broker will redeliver it: {2}",
+            LOG.log(
+                    Level.WARNING,
+                    "Message {0} failed (delivery {1}); the broker will redeliver it: {2}",
                     new Object[] {messageId(message), deliveryCount(message), rootCause(e)});
             throw e instanceof RuntimeException runtime ? runtime : new IllegalStateException(e);
         } finally {
@@ -101,8 +103,9 @@ public class PaymentConsumer implements MessageListener {
         } catch (RejectedMessage rejected) {
             String id = message.getJMSMessageID(); // the forward gives the message object its copy's ID
             deadLetters.forward(message, rejected.rejection());
-            LOG.log(Level.WARNING, "Rejected message {0} ({1}), moved to {2}",
-                    new Object[] {id, rejected.rejection(), deadLetters.queue()});
+            LOG.log(Level.WARNING, "Rejected message {0} ({1}), moved to {2}", new Object[] {
+                id, rejected.rejection(), deadLetters.queue()
+            });
             return Outcome.REJECTED;
         }
         if (consumed instanceof Consumed.MovedAside aside) {
@@ -113,7 +116,9 @@ public class PaymentConsumer implements MessageListener {
             }
             LOG.log(Level.FINE, "Duplicate event {0} acknowledged without effect", event.eventId());
         } else if (consumed.outcome() == Outcome.ALREADY_APPLIED) {
-            LOG.log(Level.INFO, "Event {0} had no dedup record but was already applied to account {1}; not applied again",
+            LOG.log(
+                    Level.INFO,
+                    "Event {0} had no dedup record but was already applied to account {1}; not applied again",
                     new Object[] {event.eventId(), event.accountId()});
         }
         return consumed.outcome();
@@ -126,8 +131,11 @@ public class PaymentConsumer implements MessageListener {
         } else {
             deadLetters.forwardQuarantine(message, aside.rejection(), aside.evidence());
         }
-        LOG.log(Level.WARNING, "Message {0} not applied ({1}), moved to {2}", new Object[] {id, aside.rejection(),
-                aside.outcome() == Outcome.CONFLICT ? deadLetters.conflictsQueue() : deadLetters.quarantineQueue()});
+        LOG.log(Level.WARNING, "Message {0} not applied ({1}), moved to {2}", new Object[] {
+            id,
+            aside.rejection(),
+            aside.outcome() == Outcome.CONFLICT ? deadLetters.conflictsQueue() : deadLetters.quarantineQueue()
+        });
     }
 
     private static String messageId(Message message) {

@@ -12,8 +12,8 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
-import jakarta.ws.rs.core.Response.Status;
 import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.Response.Status;
 import java.time.Instant;
 import java.util.HexFormat;
 import java.util.List;
@@ -24,7 +24,6 @@ import org.idempotent.payment.control.DeadLetters;
 import org.idempotent.payment.control.PaymentEvents;
 import org.idempotent.payment.control.ProcessedEvents;
 import org.idempotent.payment.entity.ForgottenEvent;
-import org.idempotent.payment.entity.ProcessedEvent;
 import org.idempotent.payment.entity.ReleasedEvent;
 
 /**
@@ -39,12 +38,22 @@ public class ProcessedEventsResource {
 
     static final int MAX_REASON_LENGTH = 500;
 
-    public record Forgetting(Instant forgottenAt, String forgottenBy, String reason, Instant processedAt,
-            String fingerprint, boolean guardReleased) {
+    public record Forgetting(
+            Instant forgottenAt,
+            String forgottenBy,
+            String reason,
+            Instant processedAt,
+            String fingerprint,
+            boolean guardReleased) {
 
         static Forgetting of(ForgottenEvent audit) {
-            return new Forgetting(audit.forgottenAt(), audit.forgottenBy(), audit.reason(), audit.processedAt(),
-                    hex(audit.fingerprint()), audit.guardReleased());
+            return new Forgetting(
+                    audit.forgottenAt(),
+                    audit.forgottenBy(),
+                    audit.reason(),
+                    audit.processedAt(),
+                    hex(audit.fingerprint()),
+                    audit.guardReleased());
         }
     }
 
@@ -59,8 +68,13 @@ public class ProcessedEventsResource {
     public record Decision(String reason) {}
 
     /** fingerprint: SHA-256 of the payload first processed under the ID, hex; null for records older than V3. */
-    public record EventRecord(UUID eventId, boolean processed, Instant processedAt, String fingerprint,
-            List<Forgetting> forgotten, List<Release> released) {}
+    public record EventRecord(
+            UUID eventId,
+            boolean processed,
+            Instant processedAt,
+            String fingerprint,
+            List<Forgetting> forgotten,
+            List<Release> released) {}
 
     @EJB
     ProcessedEvents events;
@@ -72,13 +86,16 @@ public class ProcessedEventsResource {
     @GET
     public Response lookup(@PathParam("eventId") String eventId) {
         UUID id = parse(eventId);
-        List<Forgetting> forgotten = events.forgotten(id).stream().map(Forgetting::of).toList();
-        List<Release> released = events.released(id).stream().map(audit -> Release.of(audit, null)).toList();
+        List<Forgetting> forgotten =
+                events.forgotten(id).stream().map(Forgetting::of).toList();
+        List<Release> released = events.released(id).stream()
+                .map(audit -> Release.of(audit, null))
+                .toList();
         return events.find(id)
-                .map(record -> Response.ok(new EventRecord(id, true, record.processedAt(), hex(record.fingerprint()),
-                        forgotten, released)))
-                .orElseGet(() -> Response.status(Status.NOT_FOUND).entity(new EventRecord(id, false, null, null,
-                        forgotten, released)))
+                .map(record -> Response.ok(new EventRecord(
+                        id, true, record.processedAt(), hex(record.fingerprint()), forgotten, released)))
+                .orElseGet(() -> Response.status(Status.NOT_FOUND)
+                        .entity(new EventRecord(id, false, null, null, forgotten, released)))
                 .build();
     }
 
@@ -109,11 +126,16 @@ public class ProcessedEventsResource {
         UUID id = parse(eventId);
         String given = requireReason(decision);
         if (deadLetters.quarantined(id) == 0) {
-            return Response.status(Status.NOT_FOUND).entity(Map.of("error", "no message of event " + id + " is in "
-                    + deadLetters.quarantineQueue() + "; nothing to release")).build();
+            return Response.status(Status.NOT_FOUND)
+                    .entity(Map.of(
+                            "error",
+                            "no message of event " + id + " is in " + deadLetters.quarantineQueue()
+                                    + "; nothing to release"))
+                    .build();
         }
         ReleasedEvent audit = events.release(id, given);
-        return Response.ok(Release.of(audit, deadLetters.releaseFromQuarantine(id))).build();
+        return Response.ok(Release.of(audit, deadLetters.releaseFromQuarantine(id)))
+                .build();
     }
 
     private static String requireReason(Decision decision) {
@@ -134,7 +156,9 @@ public class ProcessedEventsResource {
 
     private static BadRequestException badRequest(String message) {
         return new BadRequestException(Response.status(Status.BAD_REQUEST)
-                .type(MediaType.APPLICATION_JSON).entity(Map.of("error", message)).build());
+                .type(MediaType.APPLICATION_JSON)
+                .entity(Map.of("error", message))
+                .build());
     }
 
     private static String hex(byte[] bytes) {

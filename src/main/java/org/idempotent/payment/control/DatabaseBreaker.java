@@ -54,6 +54,7 @@ public class DatabaseBreaker {
     private final Condition closed = lock.newCondition();
     /** System.nanoTime() when it opened; 0 while closed. Read without the lock on every delivery. */
     private volatile long openedAt;
+
     private long nextProbeAt;
     private Duration backoff = FIRST_BACKOFF;
     private boolean probing;
@@ -61,7 +62,10 @@ public class DatabaseBreaker {
     @PostConstruct
     void registerGauges() {
         registry.gauge(OPEN, this, breaker -> breaker.isOpen() ? 1 : 0);
-        registry.gauge(OPEN_SECONDS, this, breaker -> breaker.openFor().map(Duration::toMillis).orElse(0L) / 1000.0);
+        registry.gauge(
+                OPEN_SECONDS,
+                this,
+                breaker -> breaker.openFor().map(Duration::toMillis).orElse(0L) / 1000.0);
     }
 
     /** Observing Startup makes CDI create the bean, and register the gauges, at deployment. */
@@ -125,7 +129,9 @@ public class DatabaseBreaker {
             openedAt = System.nanoTime();
             backoff = FIRST_BACKOFF;
             nextProbeAt = openedAt + backoff.toNanos();
-            LOG.log(Level.WARNING, "The database does not answer ({0}): consumption waits until it does",
+            LOG.log(
+                    Level.WARNING,
+                    "The database does not answer ({0}): consumption waits until it does",
                     failure.get());
             return true;
         } finally {
@@ -136,7 +142,9 @@ public class DatabaseBreaker {
     /** With the lock held: the outcome of a probe made while open. */
     private void settle(Optional<String> failure) {
         if (failure.isEmpty()) {
-            LOG.log(Level.WARNING, "The database answers again after {0} s: consumption resumes",
+            LOG.log(
+                    Level.WARNING,
+                    "The database answers again after {0} s: consumption resumes",
                     openFor().map(Duration::toSeconds).orElse(0L));
             openedAt = 0;
             closed.signalAll();
@@ -145,8 +153,9 @@ public class DatabaseBreaker {
         backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
         nextProbeAt = System.nanoTime() + backoff.toNanos();
         closed.signalAll(); // the others wait for the next probe time instead
-        LOG.log(Level.FINE, "Database probe failed, next in {0} ms: {1}",
-                new Object[] {backoff.toMillis(), failure.get()});
+        LOG.log(Level.FINE, "Database probe failed, next in {0} ms: {1}", new Object[] {
+            backoff.toMillis(), failure.get()
+        });
     }
 
     /**
@@ -182,7 +191,10 @@ public class DatabaseBreaker {
      */
     void evict(Connection connection) {
         try {
-            dataSource.getClass().getMethod("markConnectionAsBad", Connection.class).invoke(dataSource, connection);
+            dataSource
+                    .getClass()
+                    .getMethod("markConnectionAsBad", Connection.class)
+                    .invoke(dataSource, connection);
         } catch (ReflectiveOperationException | RuntimeException e) {
             LOG.log(Level.FINE, "Could not evict a failed connection; the pool's validation will: {0}", e.toString());
         }

@@ -61,8 +61,9 @@ public class DeadLetters {
      */
     public static final String UNFORWARDED_PROPERTIES = "unforwardedProperties";
     /** Words a JMS selector reserves, which JMS forbids as property names. */
-    private static final Set<String> RESERVED = Set.of("NULL", "TRUE", "FALSE", "NOT", "AND", "OR", "BETWEEN", "LIKE",
-            "IN", "IS", "ESCAPE");
+    private static final Set<String> RESERVED =
+            Set.of("NULL", "TRUE", "FALSE", "NOT", "AND", "OR", "BETWEEN", "LIKE", "IN", "IS", "ESCAPE");
+
     private static final long REMOVE_TIMEOUT_MILLIS = 5000;
 
     @Resource(lookup = Resources.CONNECTION_FACTORY)
@@ -98,7 +99,8 @@ public class DeadLetters {
 
     /** When the message was first sent: its {@link #ORIGINAL_TIMESTAMP} if a forward carried one, else JMSTimestamp. */
     public static Instant firstSent(Message message) throws JMSException {
-        long sent = message.propertyExists(ORIGINAL_TIMESTAMP) ? message.getLongProperty(ORIGINAL_TIMESTAMP)
+        long sent = message.propertyExists(ORIGINAL_TIMESTAMP)
+                ? message.getLongProperty(ORIGINAL_TIMESTAMP)
                 : message.getJMSTimestamp();
         return sent > 0 ? Instant.ofEpochMilli(sent) : null;
     }
@@ -139,7 +141,9 @@ public class DeadLetters {
             Queue quarantine = jms.createQueue(quarantineQueue);
             List<Message> waiting;
             try (QueueBrowser browser = jms.createBrowser(quarantine, byEventId(eventId))) {
-                waiting = Collections.list(browser.getEnumeration()).stream().map(Message.class::cast).toList();
+                waiting = Collections.list(browser.getEnumeration()).stream()
+                        .map(Message.class::cast)
+                        .toList();
             }
             for (Message message : waiting) {
                 // Before the send, which gives the message object the ID of the copy.
@@ -212,7 +216,9 @@ public class DeadLetters {
 
     /** Whether JMS lets a client set a property of this name. */
     static boolean isPropertyName(String name) {
-        if (name.isEmpty() || !Character.isJavaIdentifierStart(name.charAt(0)) || RESERVED.contains(name.toUpperCase())) {
+        if (name.isEmpty()
+                || !Character.isJavaIdentifierStart(name.charAt(0))
+                || RESERVED.contains(name.toUpperCase())) {
             return false;
         }
         return name.chars().skip(1).allMatch(Character::isJavaIdentifierPart);

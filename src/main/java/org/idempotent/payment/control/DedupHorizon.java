@@ -47,6 +47,7 @@ public class DedupHorizon {
 
     /** Until the setting is first read: the shortest horizon, which quarantines more rather than apply blindly. */
     private volatile Duration horizon = MARGIN;
+
     private volatile boolean unreadable;
 
     /**
@@ -62,8 +63,9 @@ public class DedupHorizon {
         } catch (RuntimeException e) {
             if (!unreadable) {
                 unreadable = true;
-                LOG.log(Level.SEVERE, "{0} cannot be read ({1}): the dedup horizon stays {2} h",
-                        new Object[] {RetentionPolicy.WINDOW_DAYS, e.getMessage(), horizon.toHours()});
+                LOG.log(Level.SEVERE, "{0} cannot be read ({1}): the dedup horizon stays {2} h", new Object[] {
+                    RetentionPolicy.WINDOW_DAYS, e.getMessage(), horizon.toHours()
+                });
             }
         }
         return horizon;
@@ -88,9 +90,13 @@ public class DedupHorizon {
             evidence.put(MESSAGE_AGE_SECONDS, String.valueOf(messageAge.toSeconds()));
         }
         evidence.put(HORIZON_SECONDS, String.valueOf(horizon.toSeconds()));
-        Rejection rejection = new Rejection(Rejection.Reason.STALE, "event " + event.eventId() + " is older than the "
-                + "dedup horizon of " + horizon.toHours() + " h (occurred " + hours(occurredAge) + " ago, first sent "
-                + hours(messageAge) + " ago) and has no dedup record: it may be a duplicate whose record was purged");
+        Rejection rejection = new Rejection(
+                Rejection.Reason.STALE,
+                "event " + event.eventId() + " is older than the "
+                        + "dedup horizon of " + horizon.toHours() + " h (occurred " + hours(occurredAge)
+                        + " ago, first sent "
+                        + hours(messageAge)
+                        + " ago) and has no dedup record: it may be a duplicate whose record was purged");
         return Optional.of(new Consumed.MovedAside(Outcome.QUARANTINED, rejection, evidence));
     }
 

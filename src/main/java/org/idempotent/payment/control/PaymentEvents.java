@@ -38,7 +38,6 @@ import java.util.UUID;
 import java.util.regex.Pattern;
 import org.idempotent.payment.entity.PaymentEvent;
 import org.idempotent.payment.entity.RejectedMessage;
-import org.idempotent.payment.entity.Rejection;
 
 /**
  * Reads the message contract: a UTF-8 JSON object {@code {"eventId","accountId","amountCents"}} and, from contract
@@ -69,10 +68,14 @@ public final class PaymentEvents {
      */
     private static final JsonReaderFactory READERS = Json.createReaderFactory(Map.of(
             // Parsson refuses a depth equal to its limit: MAX_DEPTH levels pass, one more does not.
-            "org.eclipse.parsson.maxDepth", MAX_DEPTH + 1,
-            "org.eclipse.parsson.maxBigDecimalLength", MAX_NUMBER_LENGTH,
-            "org.eclipse.parsson.rejectDuplicateKeys", true,
-            JsonConfig.KEY_STRATEGY, JsonConfig.KeyStrategy.NONE));
+            "org.eclipse.parsson.maxDepth",
+            MAX_DEPTH + 1,
+            "org.eclipse.parsson.maxBigDecimalLength",
+            MAX_NUMBER_LENGTH,
+            "org.eclipse.parsson.rejectDuplicateKeys",
+            true,
+            JsonConfig.KEY_STRATEGY,
+            JsonConfig.KeyStrategy.NONE));
 
     private PaymentEvents() {}
 
@@ -110,8 +113,7 @@ public final class PaymentEvents {
         }
         throw new RejectedMessage(
                 UNSUPPORTED_MESSAGE_TYPE,
-                "expected a TextMessage or BytesMessage with UTF-8 JSON, got "
-                        + typeName(message));
+                "expected a TextMessage or BytesMessage with UTF-8 JSON, got " + typeName(message));
     }
 
     static String decodeUtf8(byte[] body) {
@@ -142,9 +144,11 @@ public final class PaymentEvents {
         } catch (RejectedMessage rejected) {
             throw rejected;
         } catch (RuntimeException e) {
-            throw new RejectedMessage(MALFORMED_JSON, "the body cannot be read as the contract's JSON (limits: depth "
-                    + MAX_DEPTH + ", numbers of " + MAX_NUMBER_LENGTH + " characters, no duplicate keys): "
-                    + e.getClass().getSimpleName() + ": " + abbreviate(String.valueOf(e.getMessage())));
+            throw new RejectedMessage(
+                    MALFORMED_JSON,
+                    "the body cannot be read as the contract's JSON (limits: depth "
+                            + MAX_DEPTH + ", numbers of " + MAX_NUMBER_LENGTH + " characters, no duplicate keys): "
+                            + e.getClass().getSimpleName() + ": " + abbreviate(String.valueOf(e.getMessage())));
         }
     }
 
@@ -154,7 +158,8 @@ public final class PaymentEvents {
             value = reader.readValue();
         }
         if (value.getValueType() != JsonValue.ValueType.OBJECT) {
-            throw new RejectedMessage(NOT_A_JSON_OBJECT, "the body is a JSON " + value.getValueType() + ", not an object");
+            throw new RejectedMessage(
+                    NOT_A_JSON_OBJECT, "the body is a JSON " + value.getValueType() + ", not an object");
         }
         return value.asJsonObject();
     }
@@ -175,7 +180,8 @@ public final class PaymentEvents {
     }
 
     private static String accountId(JsonValue value) {
-        if (value instanceof JsonString string && PaymentEvent.ACCOUNT_ID.matcher(string.getString()).matches()) {
+        if (value instanceof JsonString string
+                && PaymentEvent.ACCOUNT_ID.matcher(string.getString()).matches()) {
             return string.getString();
         }
         throw new RejectedMessage(
@@ -191,12 +197,15 @@ public final class PaymentEvents {
                 amount = number.bigDecimalValue();
             } catch (RuntimeException e) {
                 // e.g. 1e99999999999: the exponent does not fit an int; printing the value would throw again.
-                throw new RejectedMessage(INVALID_AMOUNT, rule + ", got a number beyond BigDecimal's range ("
-                        + e.getClass().getSimpleName() + ")");
+                throw new RejectedMessage(
+                        INVALID_AMOUNT,
+                        rule + ", got a number beyond BigDecimal's range ("
+                                + e.getClass().getSimpleName() + ")");
             }
             // Compared before anything that scales: stripTrailingZeros of 1e-999999999 would be fine, of a huge
             // exponent slow.
-            if (amount.compareTo(MIN_AMOUNT) >= 0 && amount.compareTo(MAX_AMOUNT) <= 0
+            if (amount.compareTo(MIN_AMOUNT) >= 0
+                    && amount.compareTo(MAX_AMOUNT) <= 0
                     && amount.stripTrailingZeros().scale() <= 0) {
                 return amount.longValueExact();
             }

@@ -34,6 +34,7 @@ public class PaymentMetrics {
     public static final String MESSAGES = "payments.messages";
     /** How long after the original a duplicate arrived: the figure to choose a retention window by. */
     public static final String DUPLICATE_AGE = "payments.duplicate.age.seconds";
+
     public static final String PROCESSING = "payments.processing.microseconds";
     /**
      * Deliveries the broker marked as redelivered (a rollback, a consumer that died or lost its connection before
@@ -44,8 +45,13 @@ public class PaymentMetrics {
     public static final String DATABASE_FAILURES = "payments.database.failures";
 
     /** The totals of this instance since it started. */
-    public record Totals(Map<String, Long> messages, long timed, double processingMeanMillis,
-            double processingMaxMillis, long duplicatesAged, double duplicateAgeMaxSeconds) {}
+    public record Totals(
+            Map<String, Long> messages,
+            long timed,
+            double processingMeanMillis,
+            double processingMaxMillis,
+            long duplicatesAged,
+            double duplicateAgeMaxSeconds) {}
 
     @Inject
     MetricRegistry registry;
@@ -60,12 +66,16 @@ public class PaymentMetrics {
     @PostConstruct
     void register() {
         for (Outcome outcome : Outcome.values()) {
-            counters.put(outcome, registry.counter(MESSAGES, new Tag("outcome", outcome.name().toLowerCase())));
+            counters.put(
+                    outcome,
+                    registry.counter(MESSAGES, new Tag("outcome", outcome.name().toLowerCase())));
         }
         for (DatabaseFailure.Kind kind : DatabaseFailure.Kind.values()) {
             if (kind != DatabaseFailure.Kind.DEDUP_KEY) {
-                databaseFailures.put(kind, registry.counter(DATABASE_FAILURES,
-                        new Tag("class", kind.name().toLowerCase())));
+                databaseFailures.put(
+                        kind,
+                        registry.counter(
+                                DATABASE_FAILURES, new Tag("class", kind.name().toLowerCase())));
             }
         }
         redeliveries = registry.counter(REDELIVERIES);
@@ -120,7 +130,12 @@ public class PaymentMetrics {
         Map<String, Long> messages = new LinkedHashMap<>();
         counters.forEach((outcome, counter) -> messages.put(outcome.name().toLowerCase(), counter.getCount()));
         Snapshot times = processing.getSnapshot();
-        return new Totals(messages, processing.getCount(), times.getMean() / 1e3, times.getMax() / 1e3,
-                duplicateAge.getCount(), duplicateAge.getSnapshot().getMax());
+        return new Totals(
+                messages,
+                processing.getCount(),
+                times.getMean() / 1e3,
+                times.getMax() / 1e3,
+                duplicateAge.getCount(),
+                duplicateAge.getSnapshot().getMax());
     }
 }

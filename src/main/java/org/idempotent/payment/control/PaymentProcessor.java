@@ -110,11 +110,12 @@ public class PaymentProcessor {
      */
     @Transactional(TxType.NOT_SUPPORTED)
     public boolean released(UUID eventId, Instant since) {
-        return em.createQuery("SELECT count(r) FROM ReleasedEvent r WHERE r.eventId = :eventId AND r.releasedAt > :since",
-                        Long.class)
-                .setParameter("eventId", eventId)
-                .setParameter("since", since.atOffset(ZoneOffset.UTC))
-                .getSingleResult() > 0;
+        return em.createQuery(
+                                "SELECT count(r) FROM ReleasedEvent r WHERE r.eventId = :eventId AND r.releasedAt > :since",
+                                Long.class)
+                        .setParameter("eventId", eventId)
+                        .setParameter("since", since.atOffset(ZoneOffset.UTC))
+                        .getSingleResult()
+                > 0;
     }
-
 }

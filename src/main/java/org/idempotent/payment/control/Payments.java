@@ -30,6 +30,7 @@ public class Payments {
 
     /** A payload mismatch's evidence: the fingerprint recorded first under the event ID, and this message's. */
     public static final String ORIGINAL_FINGERPRINT = "originalFingerprint";
+
     public static final String FINGERPRINT = "fingerprint";
 
     @Inject
@@ -73,7 +74,8 @@ public class Payments {
             if (outcome != Outcome.DUPLICATE) {
                 return new Consumed.Done(outcome);
             }
-            return processor.original(event.eventId())
+            return processor
+                    .original(event.eventId())
                     .map(original -> afterDuplicate(event, original))
                     .orElseGet(() -> new Consumed.Duplicate(null));
         } catch (RejectedMessage rejected) {
@@ -97,10 +99,20 @@ public class Payments {
         }
         String originalFingerprint = HexFormat.of().formatHex(original.fingerprint());
         String fingerprint = HexFormat.of().formatHex(event.fingerprint());
-        Rejection mismatch = new Rejection(Rejection.Reason.PAYLOAD_MISMATCH, "event " + event.eventId()
-                + " was processed with payload fingerprint " + originalFingerprint + ", this message has " + fingerprint);
+        Rejection mismatch = new Rejection(
+                Rejection.Reason.PAYLOAD_MISMATCH,
+                "event " + event.eventId() + " was processed with payload fingerprint " + originalFingerprint
+                        + ", this message has " + fingerprint);
         // The event ID as a property too: an operator moves one event's conflicts back by it (operate.sh).
-        return new Consumed.MovedAside(Outcome.CONFLICT, mismatch, Map.of(DedupHorizon.EVENT_ID,
-                event.eventId().toString(), ORIGINAL_FINGERPRINT, originalFingerprint, FINGERPRINT, fingerprint));
+        return new Consumed.MovedAside(
+                Outcome.CONFLICT,
+                mismatch,
+                Map.of(
+                        DedupHorizon.EVENT_ID,
+                        event.eventId().toString(),
+                        ORIGINAL_FINGERPRINT,
+                        originalFingerprint,
+                        FINGERPRINT,
+                        fingerprint));
     }
 }

@@ -38,8 +38,8 @@ public class ProcessedEvents {
     }
 
     public List<ForgottenEvent> forgotten(UUID eventId) {
-        return em.createQuery("SELECT f FROM ForgottenEvent f WHERE f.eventId = :eventId ORDER BY f.id",
-                        ForgottenEvent.class)
+        return em.createQuery(
+                        "SELECT f FROM ForgottenEvent f WHERE f.eventId = :eventId ORDER BY f.id", ForgottenEvent.class)
                 .setParameter("eventId", eventId)
                 .getResultList();
     }
@@ -55,19 +55,23 @@ public class ProcessedEvents {
             return Optional.empty();
         }
         em.remove(record);
-        int released = em.createNativeQuery(RELEASE_GUARD).setParameter(1, eventId).executeUpdate();
-        ForgottenEvent audit = new ForgottenEvent(record, context.getCallerPrincipal().getName(), reason, released > 0);
+        int released =
+                em.createNativeQuery(RELEASE_GUARD).setParameter(1, eventId).executeUpdate();
+        ForgottenEvent audit =
+                new ForgottenEvent(record, context.getCallerPrincipal().getName(), reason, released > 0);
         em.persist(audit);
         em.flush();
         em.refresh(audit);
-        LOG.log(Level.WARNING, "Event {0} forgotten by {1} ({2}): its next delivery will be applied again",
+        LOG.log(
+                Level.WARNING,
+                "Event {0} forgotten by {1} ({2}): its next delivery will be applied again",
                 new Object[] {eventId, audit.forgottenBy(), reason});
         return Optional.of(audit);
     }
 
     public List<ReleasedEvent> released(UUID eventId) {
-        return em.createQuery("SELECT r FROM ReleasedEvent r WHERE r.eventId = :eventId ORDER BY r.id",
-                        ReleasedEvent.class)
+        return em.createQuery(
+                        "SELECT r FROM ReleasedEvent r WHERE r.eventId = :eventId ORDER BY r.id", ReleasedEvent.class)
                 .setParameter("eventId", eventId)
                 .getResultList();
     }
@@ -77,11 +81,14 @@ public class ProcessedEvents {
      * unless its dedup record exists. Moving the message back is the caller's next step, after this commits.
      */
     public ReleasedEvent release(UUID eventId, String reason) {
-        ReleasedEvent audit = new ReleasedEvent(eventId, context.getCallerPrincipal().getName(), reason);
+        ReleasedEvent audit =
+                new ReleasedEvent(eventId, context.getCallerPrincipal().getName(), reason);
         em.persist(audit);
         em.flush();
         em.refresh(audit);
-        LOG.log(Level.WARNING, "Event {0} released from quarantine by {1} ({2}): its stale delivery will be applied",
+        LOG.log(
+                Level.WARNING,
+                "Event {0} released from quarantine by {1} ({2}): its stale delivery will be applied",
                 new Object[] {eventId, audit.releasedBy(), reason});
         return audit;
     }

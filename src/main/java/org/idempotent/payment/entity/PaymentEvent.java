@@ -47,7 +47,8 @@ public record PaymentEvent(UUID eventId, String accountId, long amountCents, Ins
             throw new IllegalArgumentException("accountId must be 1-64 of A-Z a-z 0-9 _ . : -");
         }
         if (amountCents < MIN_AMOUNT_CENTS || amountCents > MAX_AMOUNT_CENTS) {
-            throw new IllegalArgumentException("amountCents must be within " + MIN_AMOUNT_CENTS + ".." + MAX_AMOUNT_CENTS);
+            throw new IllegalArgumentException(
+                    "amountCents must be within " + MIN_AMOUNT_CENTS + ".." + MAX_AMOUNT_CENTS);
         }
     }
 }

@@ -42,7 +42,10 @@ public class RetentionTimer {
             retention.policy().requireSafe();
         } catch (UnsafeRetention | IllegalArgumentException e) {
             // Consumption goes on (keeping dedup records longer is always safe); each run refuses until fixed.
-            LOG.log(Level.SEVERE, "{0}. The purge will refuse to run until the configuration is fixed.", e.getMessage());
+            LOG.log(
+                    Level.SEVERE,
+                    "{0}. The purge will refuse to run until the configuration is fixed.",
+                    e.getMessage());
         }
         reschedule(null);
     }
@@ -63,10 +66,12 @@ public class RetentionTimer {
             return;
         }
         try {
-            timers.createCalendarTimer(RetentionPolicy.parseSchedule(configured),
-                    new TimerConfig("processed_events retention", false));
+            timers.createCalendarTimer(
+                    RetentionPolicy.parseSchedule(configured), new TimerConfig("processed_events retention", false));
         } catch (IllegalArgumentException e) {
-            LOG.log(Level.SEVERE, "Retention schedule not changed: " + RetentionPolicy.SCHEDULE + "={0} is invalid: {1}",
+            LOG.log(
+                    Level.SEVERE,
+                    "Retention schedule not changed: " + RetentionPolicy.SCHEDULE + "={0} is invalid: {1}",
                     new Object[] {configured, e.getMessage()});
             return;
         }

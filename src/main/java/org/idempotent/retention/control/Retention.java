@@ -23,8 +23,8 @@ import org.eclipse.microprofile.config.Config;
 import org.eclipse.microprofile.metrics.Counter;
 import org.eclipse.microprofile.metrics.MetricRegistry;
 import org.idempotent.Resources;
-import org.idempotent.retention.entity.PurgeRun.Outcome;
 import org.idempotent.retention.entity.PurgeRun;
+import org.idempotent.retention.entity.PurgeRun.Outcome;
 import org.idempotent.retention.entity.RetentionPolicy;
 import org.idempotent.retention.entity.UnsafeRetention;
 
@@ -62,10 +62,20 @@ public class Retention {
     @PostConstruct
     void registerMetrics() {
         purgedRows = metrics.counter("retention.purged.rows");
-        metrics.gauge("retention.last.run.started", this, r -> r.last(run -> run.startedAt().getEpochSecond()));
-        metrics.gauge("retention.last.run.duration.seconds", this, r -> r.last(run -> run.duration().toMillis() / 1000.0));
-        metrics.gauge("retention.oldest.row.age.seconds", this,
-                r -> r.last(run -> run.oldestRemainingAge() == null ? 0 : run.oldestRemainingAge().toSeconds()));
+        metrics.gauge(
+                "retention.last.run.started",
+                this,
+                r -> r.last(run -> run.startedAt().getEpochSecond()));
+        metrics.gauge(
+                "retention.last.run.duration.seconds",
+                this,
+                r -> r.last(run -> run.duration().toMillis() / 1000.0));
+        metrics.gauge(
+                "retention.oldest.row.age.seconds",
+                this,
+                r -> r.last(run -> run.oldestRemainingAge() == null
+                        ? 0
+                        : run.oldestRemainingAge().toSeconds()));
     }
 
     public RetentionPolicy policy() {
@@ -138,10 +148,21 @@ public class Retention {
                 }
             }
         }
-        PurgeRun run = new PurgeRun(outcome, started, Duration.between(started, Instant.now()), cutoff.toInstant(),
-                deleted, batches, oldestAge(connection), null);
-        LOG.log(Level.INFO, "Purge {0}: {1,number,#} rows deleted in {2,number,#} batches, {3,number,#} ms, cutoff {4}, oldest remaining {5}",
-                new Object[] {outcome, deleted, batches, run.duration().toMillis(), run.cutoff(), run.oldestRemainingAge()});
+        PurgeRun run = new PurgeRun(
+                outcome,
+                started,
+                Duration.between(started, Instant.now()),
+                cutoff.toInstant(),
+                deleted,
+                batches,
+                oldestAge(connection),
+                null);
+        LOG.log(
+                Level.INFO,
+                "Purge {0}: {1,number,#} rows deleted in {2,number,#} batches, {3,number,#} ms, cutoff {4}, oldest remaining {5}",
+                new Object[] {
+                    outcome, deleted, batches, run.duration().toMillis(), run.cutoff(), run.oldestRemainingAge()
+                });
         return run;
     }
 
@@ -187,7 +208,7 @@ public class Retention {
 
     private static Duration oldestAge(Connection connection) throws SQLException {
         try (PreparedStatement query = connection.prepareStatement(
-                "SELECT extract(epoch FROM now() - min(processed_at)) FROM processed_events");
+                        "SELECT extract(epoch FROM now() - min(processed_at)) FROM processed_events");
                 ResultSet row = query.executeQuery()) {
             row.next();
             double seconds = row.getDouble(1);

@@ -44,7 +44,10 @@ public record RetentionPolicy(
 
     /** The shortest window that no redelivery or documented replay can outlast. */
     public Duration safeWindow() {
-        return maxRedeliveryDelay.multipliedBy(maxDeliveryAttempts).plus(dlqReplay).plus(MARGIN);
+        return maxRedeliveryDelay
+                .multipliedBy(maxDeliveryAttempts)
+                .plus(dlqReplay)
+                .plus(MARGIN);
     }
 
     /** @throws UnsafeRetention naming every offending key, if the purge must not run with this policy */
@@ -54,7 +57,8 @@ public record RetentionPolicy(
             problems.add(WINDOW_DAYS + "=" + days(window) + " is under the minimum of 1 day");
         } else if (window.compareTo(safeWindow()) < 0) {
             problems.add(WINDOW_DAYS + "=" + days(window) + " is shorter than " + MAX_DELIVERY_ATTEMPTS + " ("
-                    + maxDeliveryAttempts + ") x " + MAX_REDELIVERY_DELAY_SECONDS + " (" + maxRedeliveryDelay.toSeconds()
+                    + maxDeliveryAttempts + ") x " + MAX_REDELIVERY_DELAY_SECONDS + " ("
+                    + maxRedeliveryDelay.toSeconds()
                     + ") + " + DLQ_REPLAY_DAYS + " (" + days(dlqReplay) + ") + 1 day margin = " + days(safeWindow())
                     + " days: a late redelivery could be applied twice");
         }

@@ -43,11 +43,14 @@ public class SchemaMigration {
                 .locations("classpath:db/migration");
         // Flyway's default transactional lock keeps a transaction open for the whole migration, which a
         // CREATE INDEX CONCURRENTLY waits for forever: take the session-level advisory lock instead.
-        configuration.getConfigurationExtension(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
+        configuration
+                .getConfigurationExtension(PostgreSQLConfigurationExtension.class)
+                .setTransactionalLock(false);
         MigrateResult result = configuration.load().migrate();
         version = result.targetSchemaVersion != null ? result.targetSchemaVersion : result.initialSchemaVersion;
-        LOG.log(Level.INFO, "Schema at version {0} ({1} migrations applied)",
-                new Object[] {version, result.migrationsExecuted});
+        LOG.log(Level.INFO, "Schema at version {0} ({1} migrations applied)", new Object[] {
+            version, result.migrationsExecuted
+        });
     }
 
     /** Returns once the schema is migrated; blocks a caller that arrives while the migration is still running. */

@@ -30,8 +30,8 @@ class AnnouncementMessageTest {
     @Test
     void anotherEventUnderAnIdentityUsedBeforeIsNotADuplicate() {
         AnnouncementMessage before = new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1);
-        AnnouncementMessage afterRestore = new AnnouncementMessage(7, UUID.randomUUID(), "acct-42", 1250, 1250, 1,
-                APPLIED, 0, 1);
+        AnnouncementMessage afterRestore =
+                new AnnouncementMessage(7, UUID.randomUUID(), "acct-42", 1250, 1250, 1, APPLIED, 0, 1);
 
         assertThat(afterRestore.duplicateId()).isNotEqualTo(before.duplicateId());
     }
@@ -40,8 +40,8 @@ class AnnouncementMessageTest {
     @Test
     void theSameEventAppliedAgainLaterIsNotADuplicate() {
         AnnouncementMessage before = new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1);
-        AnnouncementMessage again = new AnnouncementMessage(3, EVENT, "acct-42", 1250, 98750, 17,
-                APPLIED.plusMillis(86_400_000), 0, 1);
+        AnnouncementMessage again =
+                new AnnouncementMessage(3, EVENT, "acct-42", 1250, 98750, 17, APPLIED.plusMillis(86_400_000), 0, 1);
 
         assertThat(again.duplicateId()).isNotEqualTo(before.duplicateId());
     }
@@ -49,7 +49,8 @@ class AnnouncementMessageTest {
     @Test
     void theBodyIsTheContractsJson() {
         JsonObject body = Json.createReader(new StringReader(
-                new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1).json())).readObject();
+                        new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1).json()))
+                .readObject();
 
         assertThat(body.getString("eventId")).isEqualTo(EVENT.toString());
         assertThat(body.getString("accountId")).isEqualTo("acct-42");

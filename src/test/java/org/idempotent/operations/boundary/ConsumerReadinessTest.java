@@ -43,14 +43,16 @@ class ConsumerReadinessTest {
 
     @Test
     void aFailureIsReportedAsItsStateWithoutTheExceptionsText() {
-        SQLException refused = new SQLException("FATAL: password authentication failed for user \"payments_app\" "
-                + "at db.internal", "28P01");
+        SQLException refused = new SQLException(
+                "FATAL: password authentication failed for user \"payments_app\" " + "at db.internal", "28P01");
         HealthCheckResponse response = readiness(refused).call();
 
         assertThat(response.getStatus()).isEqualTo(HealthCheckResponse.Status.DOWN);
-        assertThat(response.getData()).hasValueSatisfying(data -> assertThat(data)
-                .containsEntry("database", "DOWN: SQLState 28P01")
-                .allSatisfy((key, value) -> assertThat(String.valueOf(value)).doesNotContain("payments_app", "db.internal")));
+        assertThat(response.getData())
+                .hasValueSatisfying(data -> assertThat(data)
+                        .containsEntry("database", "DOWN: SQLState 28P01")
+                        .allSatisfy((key, value) ->
+                                assertThat(String.valueOf(value)).doesNotContain("payments_app", "db.internal")));
     }
 
     private ConsumerReadiness readiness(SQLException databaseFailure) {
@@ -78,8 +80,9 @@ class ConsumerReadinessTest {
             if (databaseFailure != null) {
                 throw databaseFailure;
             }
-            return proxy(Connection.class, (connectionMethod, connectionArgs) ->
-                    connectionMethod.equals("isValid") ? Boolean.TRUE : null);
+            return proxy(
+                    Connection.class,
+                    (connectionMethod, connectionArgs) -> connectionMethod.equals("isValid") ? Boolean.TRUE : null);
         });
         readiness.connectionFactory = proxy(ConnectionFactory.class, (method, args) -> {
             connectionsTaken.incrementAndGet();
@@ -93,7 +96,9 @@ class ConsumerReadinessTest {
     }
 
     private static <T> T proxy(Class<T> type, Answer answer) {
-        return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type},
+        return type.cast(Proxy.newProxyInstance(
+                type.getClassLoader(),
+                new Class<?>[] {type},
                 (self, method, args) -> answer.answer(method.getName(), args)));
     }
 
@@ -146,7 +151,9 @@ class ConsumerReadinessTest {
 
         @Override
         public HealthCheckResponse build() {
-            return new HealthCheckResponse(name, up ? HealthCheckResponse.Status.UP : HealthCheckResponse.Status.DOWN,
+            return new HealthCheckResponse(
+                    name,
+                    up ? HealthCheckResponse.Status.UP : HealthCheckResponse.Status.DOWN,
                     Optional.of(Map.copyOf(data)));
         }
     }

@@ -22,7 +22,9 @@ class DatabaseBreakerTest {
         breaker.dataSource = pool;
 
         assertThat(breaker.probe()).hasValue("a standby answered, not the primary");
-        assertThat(pool.evicted).as("the standby's connection, told to the pool as bad").hasSize(1);
+        assertThat(pool.evicted)
+                .as("the standby's connection, told to the pool as bad")
+                .hasSize(1);
     }
 
     @Test
@@ -59,8 +61,8 @@ class DatabaseBreakerTest {
                 case "getBoolean" -> inRecovery;
                 default -> null;
             });
-            PreparedStatement statement = proxy(PreparedStatement.class,
-                    (name, args) -> name.equals("executeQuery") ? row : null);
+            PreparedStatement statement =
+                    proxy(PreparedStatement.class, (name, args) -> name.equals("executeQuery") ? row : null);
             return proxy(Connection.class, (name, args) -> name.equals("prepareStatement") ? statement : null);
         }
 
@@ -106,7 +108,10 @@ class DatabaseBreakerTest {
     }
 
     private static <T> T proxy(Class<T> type, Answer answer) {
-        return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, (self, method, args) ->
-                method.getName().equals("close") ? null : answer.answer(method.getName(), args)));
+        return type.cast(Proxy.newProxyInstance(
+                type.getClassLoader(),
+                new Class<?>[] {type},
+                (self, method, args) ->
+                        method.getName().equals("close") ? null : answer.answer(method.getName(), args)));
     }
 }

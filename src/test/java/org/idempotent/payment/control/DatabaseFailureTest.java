@@ -7,37 +7,39 @@ import java.sql.SQLException;
 import org.idempotent.payment.control.DatabaseFailure.Kind;
 import org.idempotent.payment.entity.ProcessedEvent;
 import org.idempotent.payment.entity.Rejection.Reason;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.api.Test;
 import org.postgresql.util.PSQLException;
 import org.postgresql.util.ServerErrorMessage;
 
 class DatabaseFailureTest {
 
     @ParameterizedTest(name = "{0} {1} -> {2}")
-    @CsvSource(nullValues = "-", value = {
-        "23505, processed_events_pkey, DEDUP_KEY",
-        "23505, accounts_pkey,         PERMANENT",
-        "23505, -,                     PERMANENT",
-        "23514, accounts_id_format,    PERMANENT",
-        "23503, some_fkey,             PERMANENT",
-        "22003, -,                     PERMANENT",
-        "22P02, -,                     PERMANENT",
-        "08006, -,                     TRANSIENT",
-        "08001, -,                     TRANSIENT",
-        "53300, -,                     TRANSIENT",
-        "57P01, -,                     TRANSIENT",
-        "40001, -,                     TRANSIENT",
-        "40P01, -,                     TRANSIENT",
-        "25006, -,                     TRANSIENT",
-        "25P02, -,                     UNCLASSIFIED",
-        "42P01, -,                     UNCLASSIFIED",
-        "XX000, -,                     UNCLASSIFIED",
-    })
+    @CsvSource(
+            nullValues = "-",
+            value = {
+                "23505, processed_events_pkey, DEDUP_KEY",
+                "23505, accounts_pkey,         PERMANENT",
+                "23505, -,                     PERMANENT",
+                "23514, accounts_id_format,    PERMANENT",
+                "23503, some_fkey,             PERMANENT",
+                "22003, -,                     PERMANENT",
+                "22P02, -,                     PERMANENT",
+                "08006, -,                     TRANSIENT",
+                "08001, -,                     TRANSIENT",
+                "53300, -,                     TRANSIENT",
+                "57P01, -,                     TRANSIENT",
+                "40001, -,                     TRANSIENT",
+                "40P01, -,                     TRANSIENT",
+                "25006, -,                     TRANSIENT",
+                "25P02, -,                     UNCLASSIFIED",
+                "42P01, -,                     UNCLASSIFIED",
+                "XX000, -,                     UNCLASSIFIED",
+            })
     void failureIsSortedBySqlStateAndTheDedupKeyByItsConstraintName(String state, String constraint, Kind kind) {
-        var failure = new PersistenceException("flush failed",
-                new RuntimeException("DatabaseException", serverError(state, constraint)));
+        var failure = new PersistenceException(
+                "flush failed", new RuntimeException("DatabaseException", serverError(state, constraint)));
 
         assertThat(DatabaseFailure.of(failure).kind()).isEqualTo(kind);
     }
@@ -48,13 +50,18 @@ class DatabaseFailureTest {
         var plain = new PersistenceException(new SQLException("duplicate key value", "23505"));
 
         assertThat(DatabaseFailure.of(plain).isDedupKey()).isFalse();
-        assertThat(DatabaseFailure.of(serverError("23505", "payments_reference_key")).isDedupKey()).isFalse();
-        assertThat(DatabaseFailure.of(serverError("23505", ProcessedEvent.DEDUP_KEY)).isDedupKey()).isTrue();
+        assertThat(DatabaseFailure.of(serverError("23505", "payments_reference_key"))
+                        .isDedupKey())
+                .isFalse();
+        assertThat(DatabaseFailure.of(serverError("23505", ProcessedEvent.DEDUP_KEY))
+                        .isDedupKey())
+                .isTrue();
     }
 
     @Test
     void aFailureWithoutSqlStateIsUnclassifiedNotPermanent() {
-        assertThat(DatabaseFailure.of(new PersistenceException("no cause")).kind()).isEqualTo(Kind.UNCLASSIFIED);
+        assertThat(DatabaseFailure.of(new PersistenceException("no cause")).kind())
+                .isEqualTo(Kind.UNCLASSIFIED);
         assertThat(DatabaseFailure.of(new SQLException("no state")).kind()).isEqualTo(Kind.UNCLASSIFIED);
     }
 
@@ -64,7 +71,9 @@ class DatabaseFailureTest {
 
         assertThat(overflow.rejection().reason()).isEqualTo(Reason.AMOUNT_OUT_OF_RANGE);
         assertThat(overflow.rejection().detail()).contains("22003");
-        assertThat(DatabaseFailure.of(serverError("23514", "accounts_id_format")).rejection().reason())
+        assertThat(DatabaseFailure.of(serverError("23514", "accounts_id_format"))
+                        .rejection()
+                        .reason())
                 .isEqualTo(Reason.REFUSED_BY_DATABASE);
     }
 

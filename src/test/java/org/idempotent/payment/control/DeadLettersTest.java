@@ -10,7 +10,8 @@ class DeadLettersTest {
 
     @Test
     void aRedeliveryOfTheSameStoredMessageDerivesTheSameForwardId() {
-        assertThat(DeadLetters.forwardId(ID, "payments.dlq", null)).isEqualTo(DeadLetters.forwardId(ID, "payments.dlq", null));
+        assertThat(DeadLetters.forwardId(ID, "payments.dlq", null))
+                .isEqualTo(DeadLetters.forwardId(ID, "payments.dlq", null));
     }
 
     @Test
@@ -19,7 +20,8 @@ class DeadLettersTest {
 
         assertThat(DeadLetters.forwardId(ID, "payments.quarantine", null)).isNotEqualTo(first);
         assertThat(DeadLetters.forwardId(ID, "payments.dlq", 1764576000000L))
-                .as("a replay keeps its message ID but carries the rejectedAt of its first rejection").isNotEqualTo(first);
+                .as("a replay keeps its message ID but carries the rejectedAt of its first rejection")
+                .isNotEqualTo(first);
         assertThat(DeadLetters.forwardId(ID, "payments.dlq", 1764576000000L))
                 .isNotEqualTo(DeadLetters.forwardId(ID, "payments.dlq", 1764579600000L));
     }
@@ -29,10 +31,14 @@ class DeadLettersTest {
         assertThat(DeadLetters.isPropertyName("rejectionReason")).isTrue();
         assertThat(DeadLetters.isPropertyName("_AMQ_ORIG_QUEUE")).isTrue();
         assertThat(DeadLetters.isPropertyName("content-length")).as("STOMP").isFalse();
-        assertThat(DeadLetters.isPropertyName("JMS_AMQP_MA_x-opt-jms-msg-type")).as("AMQP").isFalse();
+        assertThat(DeadLetters.isPropertyName("JMS_AMQP_MA_x-opt-jms-msg-type"))
+                .as("AMQP")
+                .isFalse();
         assertThat(DeadLetters.isPropertyName("1st")).isFalse();
         assertThat(DeadLetters.isPropertyName("")).isFalse();
-        assertThat(DeadLetters.isPropertyName("between")).as("a selector's reserved word").isFalse();
+        assertThat(DeadLetters.isPropertyName("between"))
+                .as("a selector's reserved word")
+                .isFalse();
     }
 
     @Test

@@ -31,7 +31,8 @@ class DedupHorizonTest {
         horizon.retentionDays = () -> 1;
 
         assertThat(horizon.horizon()).isEqualTo(DedupHorizon.MARGIN);
-        assertThat(horizon.stale(event(NOW.minusSeconds(3600)), NOW.minusSeconds(3600), NOW)).isEmpty();
+        assertThat(horizon.stale(event(NOW.minusSeconds(3600)), NOW.minusSeconds(3600), NOW))
+                .isEmpty();
     }
 
     @Test
@@ -42,44 +43,60 @@ class DedupHorizonTest {
         };
 
         assertThat(horizon.horizon()).isEqualTo(HORIZON);
-        assertThat(horizon.stale(event(NOW.minus(Duration.ofDays(12))), NOW, NOW)).isEmpty();
+        assertThat(horizon.stale(event(NOW.minus(Duration.ofDays(12))), NOW, NOW))
+                .isEmpty();
     }
 
     @Test
     void anEventOccurredPastTheHorizonIsStaleAndOneJustInsideIsNot() {
-        assertThat(horizon.stale(event(NOW.minus(HORIZON).minusSeconds(1)), NOW, NOW)).isPresent();
-        assertThat(horizon.stale(event(NOW.minus(HORIZON).plusSeconds(1)), NOW, NOW)).isEmpty();
+        assertThat(horizon.stale(event(NOW.minus(HORIZON).minusSeconds(1)), NOW, NOW))
+                .isPresent();
+        assertThat(horizon.stale(event(NOW.minus(HORIZON).plusSeconds(1)), NOW, NOW))
+                .isEmpty();
     }
 
     @Test
     void withoutOccurredAtTheFirstSendDecides() {
-        assertThat(horizon.stale(event(null), NOW.minus(HORIZON).minusSeconds(1), NOW)).isPresent();
-        assertThat(horizon.stale(event(null), NOW.minus(HORIZON).plusSeconds(1), NOW)).isEmpty();
-        assertThat(horizon.stale(event(null), null, NOW)).as("no time known: judged by the dedup table").isEmpty();
+        assertThat(horizon.stale(event(null), NOW.minus(HORIZON).minusSeconds(1), NOW))
+                .isPresent();
+        assertThat(horizon.stale(event(null), NOW.minus(HORIZON).plusSeconds(1), NOW))
+                .isEmpty();
+        assertThat(horizon.stale(event(null), null, NOW))
+                .as("no time known: judged by the dedup table")
+                .isEmpty();
     }
 
     @Test
     void theOlderOfTheTwoTimesDecides() {
-        assertThat(horizon.stale(event(NOW.minusSeconds(60)), NOW.minus(Duration.ofDays(20)), NOW)).isPresent();
-        assertThat(horizon.stale(event(NOW.minus(Duration.ofDays(20))), NOW.minusSeconds(60), NOW)).isPresent();
+        assertThat(horizon.stale(event(NOW.minusSeconds(60)), NOW.minus(Duration.ofDays(20)), NOW))
+                .isPresent();
+        assertThat(horizon.stale(event(NOW.minus(Duration.ofDays(20))), NOW.minusSeconds(60), NOW))
+                .isPresent();
     }
 
     @Test
     void aTimeInTheFutureCountsAsAgeZero() {
-        assertThat(horizon.stale(event(NOW.plus(Duration.ofDays(400))), NOW.plus(Duration.ofDays(400)), NOW)).isEmpty();
+        assertThat(horizon.stale(event(NOW.plus(Duration.ofDays(400))), NOW.plus(Duration.ofDays(400)), NOW))
+                .isEmpty();
     }
 
     @Test
     void theQuarantineCarriesTheReasonAndBothAges() {
         PaymentEvent event = event(NOW.minus(Duration.ofDays(20)));
 
-        Consumed.MovedAside stale = horizon.stale(event, NOW.minus(Duration.ofDays(15)), NOW).orElseThrow();
+        Consumed.MovedAside stale =
+                horizon.stale(event, NOW.minus(Duration.ofDays(15)), NOW).orElseThrow();
 
         assertThat(stale.outcome()).isEqualTo(Outcome.QUARANTINED);
         assertThat(stale.rejection().reason()).isEqualTo(Reason.STALE);
-        assertThat(stale.evidence()).containsEntry(DedupHorizon.EVENT_ID, event.eventId().toString())
-                .containsEntry(DedupHorizon.OCCURRED_AGE_SECONDS, String.valueOf(Duration.ofDays(20).toSeconds()))
-                .containsEntry(DedupHorizon.MESSAGE_AGE_SECONDS, String.valueOf(Duration.ofDays(15).toSeconds()))
+        assertThat(stale.evidence())
+                .containsEntry(DedupHorizon.EVENT_ID, event.eventId().toString())
+                .containsEntry(
+                        DedupHorizon.OCCURRED_AGE_SECONDS,
+                        String.valueOf(Duration.ofDays(20).toSeconds()))
+                .containsEntry(
+                        DedupHorizon.MESSAGE_AGE_SECONDS,
+                        String.valueOf(Duration.ofDays(15).toSeconds()))
                 .containsEntry(DedupHorizon.HORIZON_SECONDS, String.valueOf(HORIZON.toSeconds()));
     }
 

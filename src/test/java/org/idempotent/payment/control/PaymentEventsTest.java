@@ -31,68 +31,83 @@ class PaymentEventsTest {
                 + "\"occurredAt\":\"2026-11-30T23:30:00.250+01:00\"}");
 
         assertThat(event.occurredAt()).isEqualTo(Instant.parse("2026-11-30T22:30:00.250Z"));
-        assertThat(PaymentEvents.parse(json(ID, "a", "5")).occurredAt()).as("version 1: none").isNull();
+        assertThat(PaymentEvents.parse(json(ID, "a", "5")).occurredAt())
+                .as("version 1: none")
+                .isNull();
     }
 
     @ParameterizedTest(name = "{0}")
-    @CsvSource(delimiter = '|', quoteCharacter = '`', value = {
-        "`\"2026-11-30T23:30:00\"` ",
-        "`\"yesterday\"`",
-        "`1764545400000`",
-        "`[\"2026-11-30T23:30:00Z\"]`",
-    })
+    @CsvSource(
+            delimiter = '|',
+            quoteCharacter = '`',
+            value = {
+                "`\"2026-11-30T23:30:00\"` ",
+                "`\"yesterday\"`",
+                "`1764545400000`",
+                "`[\"2026-11-30T23:30:00Z\"]`",
+            })
     void occurredAtThatIsNotAnOffsetDateTimeIsRejected(String value) {
         String body = "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":5,\"occurredAt\":" + value + "}";
 
-        assertThatThrownBy(() -> PaymentEvents.parse(body)).isInstanceOfSatisfying(RejectedMessage.class,
-                e -> assertThat(e.rejection().reason()).isEqualTo(Reason.INVALID_OCCURRED_AT));
+        assertThatThrownBy(() -> PaymentEvents.parse(body))
+                .isInstanceOfSatisfying(
+                        RejectedMessage.class,
+                        e -> assertThat(e.rejection().reason()).isEqualTo(Reason.INVALID_OCCURRED_AT));
     }
 
     @Test
     void amountLimitsAreInclusive() {
         assertThat(PaymentEvents.parse(json(ID, "a", "1")).amountCents()).isEqualTo(1);
-        assertThat(PaymentEvents.parse(json(ID, "a", "1000000000000")).amountCents()).isEqualTo(1_000_000_000_000L);
+        assertThat(PaymentEvents.parse(json(ID, "a", "1000000000000")).amountCents())
+                .isEqualTo(1_000_000_000_000L);
     }
 
     @Test
     void accountIdOf64CharactersIsAccepted() {
-        assertThat(PaymentEvents.parse(json(ID, "a".repeat(64), "1")).accountId()).hasSize(64);
+        assertThat(PaymentEvents.parse(json(ID, "a".repeat(64), "1")).accountId())
+                .hasSize(64);
     }
 
     @ParameterizedTest(name = "{0} -> {1}")
-    @CsvSource(delimiter = '|', quoteCharacter = '`', value = {
-        "not json at all                                                              | MALFORMED_JSON",
-        "{\"eventId\":                                                                | MALFORMED_JSON",
-        "[1,2,3]                                                                      | NOT_A_JSON_OBJECT",
-        "42                                                                           | NOT_A_JSON_OBJECT",
-        "{\"accountId\":\"a\",\"amountCents\":1}                                      | MISSING_FIELD",
-        "{\"eventId\":\"" + ID + "\",\"amountCents\":1}                               | MISSING_FIELD",
-        "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\"}                             | MISSING_FIELD",
-        "{\"eventId\":null,\"accountId\":\"a\",\"amountCents\":1}                     | MISSING_FIELD",
-        "{\"eventId\":\"not-a-uuid\",\"accountId\":\"a\",\"amountCents\":1}           | INVALID_EVENT_ID",
-        "{\"eventId\":\"1-1-1-1-1\",\"accountId\":\"a\",\"amountCents\":1}            | INVALID_EVENT_ID",
-        "{\"eventId\":42,\"accountId\":\"a\",\"amountCents\":1}                       | INVALID_EVENT_ID",
-        "{\"eventId\":\"" + ID + "\",\"accountId\":\"\",\"amountCents\":1}            | INVALID_ACCOUNT_ID",
-        "{\"eventId\":\"" + ID + "\",\"accountId\":\"a b\",\"amountCents\":1}         | INVALID_ACCOUNT_ID",
-        "{\"eventId\":\"" + ID + "\",\"accountId\":\"a/b\",\"amountCents\":1}         | INVALID_ACCOUNT_ID",
-        "{\"eventId\":\"" + ID + "\",\"accountId\":7,\"amountCents\":1}               | INVALID_ACCOUNT_ID",
-        "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":0}           | INVALID_AMOUNT",
-        "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":-5}          | INVALID_AMOUNT",
-        "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":1000000000001} | INVALID_AMOUNT",
-        "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":12.5}        | INVALID_AMOUNT",
-        "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":\"500\"}     | INVALID_AMOUNT",
-        "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":1e400}       | INVALID_AMOUNT",
-    })
+    @CsvSource(
+            delimiter = '|',
+            quoteCharacter = '`',
+            value = {
+                "not json at all                                                              | MALFORMED_JSON",
+                "{\"eventId\":                                                                | MALFORMED_JSON",
+                "[1,2,3]                                                                      | NOT_A_JSON_OBJECT",
+                "42                                                                           | NOT_A_JSON_OBJECT",
+                "{\"accountId\":\"a\",\"amountCents\":1}                                      | MISSING_FIELD",
+                "{\"eventId\":\"" + ID + "\",\"amountCents\":1}                               | MISSING_FIELD",
+                "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\"}                             | MISSING_FIELD",
+                "{\"eventId\":null,\"accountId\":\"a\",\"amountCents\":1}                     | MISSING_FIELD",
+                "{\"eventId\":\"not-a-uuid\",\"accountId\":\"a\",\"amountCents\":1}           | INVALID_EVENT_ID",
+                "{\"eventId\":\"1-1-1-1-1\",\"accountId\":\"a\",\"amountCents\":1}            | INVALID_EVENT_ID",
+                "{\"eventId\":42,\"accountId\":\"a\",\"amountCents\":1}                       | INVALID_EVENT_ID",
+                "{\"eventId\":\"" + ID + "\",\"accountId\":\"\",\"amountCents\":1}            | INVALID_ACCOUNT_ID",
+                "{\"eventId\":\"" + ID + "\",\"accountId\":\"a b\",\"amountCents\":1}         | INVALID_ACCOUNT_ID",
+                "{\"eventId\":\"" + ID + "\",\"accountId\":\"a/b\",\"amountCents\":1}         | INVALID_ACCOUNT_ID",
+                "{\"eventId\":\"" + ID + "\",\"accountId\":7,\"amountCents\":1}               | INVALID_ACCOUNT_ID",
+                "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":0}           | INVALID_AMOUNT",
+                "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":-5}          | INVALID_AMOUNT",
+                "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":1000000000001} | INVALID_AMOUNT",
+                "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":12.5}        | INVALID_AMOUNT",
+                "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":\"500\"}     | INVALID_AMOUNT",
+                "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":1e400}       | INVALID_AMOUNT",
+            })
     void invalidEventIsRejectedWithItsReason(String body, Reason reason) {
         assertThatThrownBy(() -> PaymentEvents.parse(body))
-                .isInstanceOfSatisfying(RejectedMessage.class, e -> assertThat(e.rejection().reason()).isEqualTo(reason))
+                .isInstanceOfSatisfying(
+                        RejectedMessage.class,
+                        e -> assertThat(e.rejection().reason()).isEqualTo(reason))
                 .hasMessageContaining(reason.name());
     }
 
     @Test
     void accountIdOver64CharactersIsRejected() {
         assertThatThrownBy(() -> PaymentEvents.parse(json(ID, "a".repeat(65), "1")))
-                .isInstanceOfSatisfying(RejectedMessage.class,
+                .isInstanceOfSatisfying(
+                        RejectedMessage.class,
                         e -> assertThat(e.rejection().reason()).isEqualTo(Reason.INVALID_ACCOUNT_ID));
     }
 
@@ -101,7 +116,8 @@ class PaymentEventsTest {
         byte[] latin1 = json(ID, "caf\u00e9", "1").getBytes(StandardCharsets.ISO_8859_1);
 
         assertThatThrownBy(() -> PaymentEvents.decodeUtf8(latin1))
-                .isInstanceOfSatisfying(RejectedMessage.class,
+                .isInstanceOfSatisfying(
+                        RejectedMessage.class,
                         e -> assertThat(e.rejection().reason()).isEqualTo(Reason.INVALID_ENCODING));
     }
 
@@ -109,7 +125,8 @@ class PaymentEventsTest {
     void utf8BytesAreDecoded() {
         String body = json(ID, "a", "1") + " ";
 
-        assertThat(PaymentEvents.decodeUtf8(body.getBytes(StandardCharsets.UTF_8))).isEqualTo(body);
+        assertThat(PaymentEvents.decodeUtf8(body.getBytes(StandardCharsets.UTF_8)))
+                .isEqualTo(body);
     }
 
     @Test
@@ -117,8 +134,11 @@ class PaymentEventsTest {
         String longValue = "x".repeat(500);
 
         assertThatThrownBy(() -> PaymentEvents.parse(json(ID, longValue, "1")))
-                .isInstanceOfSatisfying(RejectedMessage.class,
-                        e -> assertThat(e.rejection().detail()).startsWith("accountId must be").hasSizeLessThan(200));
+                .isInstanceOfSatisfying(
+                        RejectedMessage.class,
+                        e -> assertThat(e.rejection().detail())
+                                .startsWith("accountId must be")
+                                .hasSizeLessThan(200));
     }
 
     /**
@@ -126,19 +146,21 @@ class PaymentEventsTest {
      * UnsupportedOperationException, a NumberFormatException): each is a rejection, never a transient failure.
      */
     @ParameterizedTest(name = "{0}")
-    @CsvSource(delimiter = '|', value = {
-        "unknown field nested deeper than the limit | MALFORMED_JSON",
-        "unknown field holding a 5000-digit number  | MALFORMED_JSON",
-        "amount with an exponent of 11 digits       | MALFORMED_JSON",
-        "amount with a negative huge exponent       | INVALID_AMOUNT",
-        "eventId given twice                        | MALFORMED_JSON",
-        "amountCents given twice                    | MALFORMED_JSON",
-    })
+    @CsvSource(
+            delimiter = '|',
+            value = {
+                "unknown field nested deeper than the limit | MALFORMED_JSON",
+                "unknown field holding a 5000-digit number  | MALFORMED_JSON",
+                "amount with an exponent of 11 digits       | MALFORMED_JSON",
+                "amount with a negative huge exponent       | INVALID_AMOUNT",
+                "eventId given twice                        | MALFORMED_JSON",
+                "amountCents given twice                    | MALFORMED_JSON",
+            })
     void hostileButWellFormedInputIsRejectedWithItsReason(String input, Reason reason) {
         String valid = "\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":5";
         String body = switch (input) {
-            case "unknown field nested deeper than the limit" -> "{" + valid + ",\"x\":"
-                    + "[".repeat(5000) + "]".repeat(5000) + "}";
+            case "unknown field nested deeper than the limit" ->
+                "{" + valid + ",\"x\":" + "[".repeat(5000) + "]".repeat(5000) + "}";
             case "unknown field holding a 5000-digit number" -> "{" + valid + ",\"x\":" + "7".repeat(5000) + "}";
             case "amount with an exponent of 11 digits" -> json(ID, "a", "1e99999999999");
             case "amount with a negative huge exponent" -> json(ID, "a", "1e-999999999");
@@ -147,26 +169,27 @@ class PaymentEventsTest {
             default -> throw new IllegalArgumentException(input);
         };
 
-        assertThatThrownBy(() -> PaymentEvents.parse(body))
-                .isInstanceOfSatisfying(RejectedMessage.class, e -> {
-                    assertThat(e.rejection().reason()).isEqualTo(reason);
-                    assertThat(e.rejection().detail()).hasSizeLessThan(400);
-                });
+        assertThatThrownBy(() -> PaymentEvents.parse(body)).isInstanceOfSatisfying(RejectedMessage.class, e -> {
+            assertThat(e.rejection().reason()).isEqualTo(reason);
+            assertThat(e.rejection().detail()).hasSizeLessThan(400);
+        });
     }
 
     @Test
     void nestingUpToTheLimitIsAcceptedAndOneLevelMoreIsNot() {
-        assertThat(PaymentEvents.parse(nested(PaymentEvents.MAX_DEPTH)).amountCents()).isEqualTo(5);
+        assertThat(PaymentEvents.parse(nested(PaymentEvents.MAX_DEPTH)).amountCents())
+                .isEqualTo(5);
         assertThatThrownBy(() -> PaymentEvents.parse(nested(PaymentEvents.MAX_DEPTH + 1)))
-                .isInstanceOfSatisfying(RejectedMessage.class,
+                .isInstanceOfSatisfying(
+                        RejectedMessage.class,
                         e -> assertThat(e.rejection().reason()).isEqualTo(Reason.MALFORMED_JSON));
     }
 
     /** A valid event with an unknown field of arrays, {@code levels} deep in all. */
     private static String nested(int levels) {
         int arrays = levels - 1;
-        return "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":5,\"x\":"
-                + "[".repeat(arrays) + "]".repeat(arrays) + "}";
+        return "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":5,\"x\":" + "[".repeat(arrays)
+                + "]".repeat(arrays) + "}";
     }
 
     private static String json(String eventId, String accountId, String amount) {

@@ -129,7 +129,8 @@ class PaymentProcessorIT {
     }
 
     private Long query(String sql, Object parameter) throws SQLException {
-        try (Connection db = dataSource.getConnection(); PreparedStatement query = db.prepareStatement(sql)) {
+        try (Connection db = dataSource.getConnection();
+                PreparedStatement query = db.prepareStatement(sql)) {
             query.setObject(1, parameter);
             try (ResultSet row = query.executeQuery()) {
                 return row.next() ? row.getLong(1) : null;
@@ -138,7 +139,8 @@ class PaymentProcessorIT {
     }
 
     private void execute(String sql, Object parameter) throws SQLException {
-        try (Connection db = dataSource.getConnection(); PreparedStatement statement = db.prepareStatement(sql)) {
+        try (Connection db = dataSource.getConnection();
+                PreparedStatement statement = db.prepareStatement(sql)) {
             statement.setObject(1, parameter);
             statement.executeUpdate();
         }

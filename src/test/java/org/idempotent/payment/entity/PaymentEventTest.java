@@ -24,7 +24,8 @@ class PaymentEventTest {
         assertThat(new PaymentEvent(ID, "acct-1", 500).fingerprint()).isEqualTo(original);
         assertThat(new PaymentEvent(ID, "acct-1", 501).fingerprint()).isNotEqualTo(original);
         assertThat(new PaymentEvent(ID, "acct-2", 500).fingerprint()).isNotEqualTo(original);
-        assertThat(new PaymentEvent(UUID.randomUUID(), "acct-1", 500).fingerprint()).isNotEqualTo(original);
+        assertThat(new PaymentEvent(UUID.randomUUID(), "acct-1", 500).fingerprint())
+                .isNotEqualTo(original);
     }
 
     @Test
@@ -34,6 +35,7 @@ class PaymentEventTest {
 
         assertThat(recordedBeforeFingerprints.conflictsWith(event)).isFalse();
         assertThat(new ProcessedEvent(event).conflictsWith(event)).isFalse();
-        assertThat(new ProcessedEvent(event).conflictsWith(new PaymentEvent(ID, "acct-1", 501))).isTrue();
+        assertThat(new ProcessedEvent(event).conflictsWith(new PaymentEvent(ID, "acct-1", 501)))
+                .isTrue();
     }
 }

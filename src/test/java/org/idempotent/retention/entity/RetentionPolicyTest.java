@@ -9,8 +9,8 @@ import org.junit.jupiter.api.Test;
 class RetentionPolicyTest {
 
     private static RetentionPolicy policy(Duration window, int batch, String schedule) {
-        return new RetentionPolicy(window, batch, Duration.ofMinutes(5), schedule, 20, Duration.ofMinutes(5),
-                Duration.ofDays(7));
+        return new RetentionPolicy(
+                window, batch, Duration.ofMinutes(5), schedule, 20, Duration.ofMinutes(5), Duration.ofDays(7));
     }
 
     @Test
@@ -41,16 +41,22 @@ class RetentionPolicyTest {
 
     @Test
     void longRedeliveryDelaysRaiseTheSafeWindow() {
-        RetentionPolicy slowRedelivery = new RetentionPolicy(Duration.ofDays(14), 5000, Duration.ofMinutes(5), "hour=*",
-                100, Duration.ofHours(2), Duration.ofDays(7));
+        RetentionPolicy slowRedelivery = new RetentionPolicy(
+                Duration.ofDays(14),
+                5000,
+                Duration.ofMinutes(5),
+                "hour=*",
+                100,
+                Duration.ofHours(2),
+                Duration.ofDays(7));
 
         assertThatThrownBy(slowRedelivery::requireSafe).hasMessageContaining("16.33 days");
     }
 
     @Test
     void invalidBatchBudgetAndScheduleAreRefusedTogether() {
-        RetentionPolicy invalid = new RetentionPolicy(Duration.ofDays(14), 0, Duration.ZERO, "every hour", 20,
-                Duration.ofMinutes(5), Duration.ofDays(7));
+        RetentionPolicy invalid = new RetentionPolicy(
+                Duration.ofDays(14), 0, Duration.ZERO, "every hour", 20, Duration.ofMinutes(5), Duration.ofDays(7));
 
         assertThatThrownBy(invalid::requireSafe)
                 .hasMessageContaining("RETENTION_BATCH_SIZE=0")
@@ -60,7 +66,8 @@ class RetentionPolicyTest {
 
     @Test
     void scheduleIsReadAsTimerFields() {
-        var expression = policy(Duration.ofDays(14), 1, "minute=*/15; hour=1-5 ;dayOfWeek=Mon").scheduleExpression();
+        var expression = policy(Duration.ofDays(14), 1, "minute=*/15; hour=1-5 ;dayOfWeek=Mon")
+                .scheduleExpression();
 
         assertThat(expression.getMinute()).isEqualTo("*/15");
         assertThat(expression.getHour()).isEqualTo("1-5");
