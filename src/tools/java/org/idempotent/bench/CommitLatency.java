@@ -36,21 +36,19 @@ final class CommitLatency {
         firstSent.merge(event, micros(Instant.now()), Math::min);
     }
 
-    /** The latencies of the events first sent within [from, to); null bounds are open. */
-    Latencies between(Settings db, Instant from, Instant to) throws SQLException {
-        return measure(db, from, to)[0];
-    }
-
     /**
-     * Send to commit, split in two: send to the start of the payment's transaction (the broker, the queue, the
-     * delivery, parsing), and the transaction itself (its statements, the commit's WAL flush, row locks waited for).
+     * The events first sent within [from, to) (null bounds are open): send to commit, and the same split in two, send to
+     * the start of the payment's transaction (the broker, the queue, the delivery, parsing) and the transaction itself
+     * (its statements, the commit's WAL flush, row locks waited for). One read of the commit timestamps.
      */
-    String split(Settings db, Instant from, Instant to) throws SQLException {
-        Latencies[] parts = measure(db, from, to);
-        return "send -> transaction start " + parts[1] + "; transaction start -> commit " + parts[2];
+    record Measured(Latencies total, Latencies beforeTransaction, Latencies transaction) {
+
+        String split() {
+            return "send -> transaction start " + beforeTransaction + "; transaction start -> commit " + transaction;
+        }
     }
 
-    private Latencies[] measure(Settings db, Instant from, Instant to) throws SQLException {
+    Measured between(Settings db, Instant from, Instant to) throws SQLException {
         Map<UUID, long[]> committed = new HashMap<>();
         try (Connection connection = Database.connect(db);
                 PreparedStatement query = connection.prepareStatement(COMMITS);
@@ -71,11 +69,13 @@ final class CommitLatency {
                     return new long[] {sent.getValue(), commit[1], commit[0]};
                 })
                 .toList();
-        return new Latencies[] {
-            new Latencies(times.stream().mapToLong(t -> t[2] - t[0]).sorted().toArray()),
-            new Latencies(times.stream().mapToLong(t -> t[1] - t[0]).sorted().toArray()),
-            new Latencies(times.stream().mapToLong(t -> t[2] - t[1]).sorted().toArray())
-        };
+        return new Measured(
+                new Latencies(
+                        times.stream().mapToLong(t -> t[2] - t[0]).sorted().toArray()),
+                new Latencies(
+                        times.stream().mapToLong(t -> t[1] - t[0]).sorted().toArray()),
+                new Latencies(
+                        times.stream().mapToLong(t -> t[2] - t[1]).sorted().toArray()));
     }
 
     /** Send-to-commit times in microseconds, sorted. */

@@ -553,8 +553,8 @@ public final class ThroughputBenchmark {
                 List.of(GcPauses.option(gcLog)))) {
             drain("product, paced warm-up" + COLD, sessions, v4, micro, false, 0);
             Instant from = Instant.now();
-            CommitLatency plain = pacedPass(rate, micro, null);
-            latencyTarget = plain.between(settings, null, null);
+            CommitLatency.Measured plain = pacedPass(rate, micro, null).between(settings, null, null);
+            latencyTarget = plain.total();
             latencies.add(String.format(
                     Locale.ROOT,
                     "send -> commit at %.0f msg/s offered (half the warm rate %.0f at" + " N=%d): %s; %s",
@@ -563,11 +563,11 @@ public final class ThroughputBenchmark {
                     sessions,
                     latencyTarget,
                     GcPauses.between(gcLog, from, Instant.now())));
-            latencies.add("  of which " + plain.split(settings, null, null));
+            latencies.add("  of which " + plain.split());
             latencies.add("commit -> announcement, the same pass: " + announcements.percentiles());
             Instant[] purge = new Instant[2];
-            CommitLatency purged = pacedPass(rate, micro, purge);
-            latencyDuringPurge = purged.between(settings, purge[0], purge[1]);
+            CommitLatency.Measured purged = pacedPass(rate, micro, purge).between(settings, purge[0], purge[1]);
+            latencyDuringPurge = purged.total();
             latencies.add(String.format(
                     Locale.ROOT,
                     "send -> commit at %.0f msg/s offered, sent during the purge of"
@@ -577,7 +577,7 @@ public final class ThroughputBenchmark {
                     Duration.between(purge[0], purge[1]).toMillis() / 1e3,
                     latencyDuringPurge,
                     GcPauses.between(gcLog, purge[0], purge[1])));
-            latencies.add("  of which " + purged.split(settings, purge[0], purge[1]));
+            latencies.add("  of which " + purged.split());
             latencies.forEach(line -> System.out.println("  " + line));
         }
     }
@@ -853,10 +853,7 @@ public final class ThroughputBenchmark {
                 continue;
             }
             Result warm = best(variant);
-            Result cold = results.stream()
-                    .filter(r -> r.variant().equals(variant + COLD) && r.concurrency() == warm.concurrency())
-                    .findFirst()
-                    .orElseThrow();
+            Result cold = resultAt(variant + COLD, warm.concurrency());
             target(variant + ", cold / warm, N=" + warm.concurrency(), cold.rate() / warm.rate(), ">=", 0.75);
             target(variant + ", cold msg/s, N=" + warm.concurrency(), cold.rate(), ">=", 1500);
             System.out.printf(
@@ -878,22 +875,14 @@ public final class ThroughputBenchmark {
                     Locale.ROOT,
                     "  %-44s %7.1f s (default %.1f s)%n",
                     variant.substring(COMPARED.length()) + ", JVM start to last ack",
-                    fromJvmStart(variant + COLD, warm.concurrency()),
-                    fromJvmStart("product" + COLD, warm.concurrency()));
+                    resultAt(variant + COLD, warm.concurrency()).fromJvmStart(),
+                    resultAt("product" + COLD, warm.concurrency()).fromJvmStart());
         }
         if (latencyTarget != null) {
             System.out.printf("%nLatency, send to commit at half the warm rate%n");
             target("p99, ms", latencyTarget.millisAt(0.99), "<", 20);
             target("p99 during a purge of 1M rows, ms", latencyDuringPurge.millisAt(0.99), "<", 20);
         }
-    }
-
-    private double fromJvmStart(String variant, int concurrency) {
-        return results.stream()
-                .filter(r -> r.variant().equals(variant) && r.concurrency() == concurrency)
-                .findFirst()
-                .orElseThrow()
-                .fromJvmStart();
     }
 
     private static void target(String name, double value, String relation, double bound) {
@@ -965,11 +954,14 @@ public final class ThroughputBenchmark {
     }
 
     private double rateAt(String variant, int concurrency) {
+        return resultAt(variant, concurrency).rate();
+    }
+
+    private Result resultAt(String variant, int concurrency) {
         return results.stream()
                 .filter(r -> r.variant().equals(variant) && r.concurrency() == concurrency)
                 .findFirst()
-                .orElseThrow()
-                .rate();
+                .orElseThrow();
     }
 
     /** --only db,container,dedup-off,outbox-off,latency,fresh-broker,big limits the run to the product and these; --skip-big drops the 10M rows. */
