@@ -6,9 +6,10 @@
 #
 #   PGHOST=db.internal PGUSER=postgres DB_OWNER_PASSWORD=... DB_PASSWORD=... server-config/create-database.sh
 #
-# Settings: DB_NAME (payments), DB_OWNER_USER (payments_owner), DB_USER (payments_app), DB_OWNER_PASSWORD and
-# DB_PASSWORD (required; or DB_OWNER_PASSWORD_FILE / DB_PASSWORD_FILE naming a file that holds it);
-# DB_SUPERUSER_PASSWORD_FILE, if set, is read into PGPASSWORD.
+# Settings (defaults: configuration.properties): DB_NAME (payments), DB_OWNER_USER (postgres, the application's
+# default too; give the schema a role of its own in production, e.g. payments_owner), DB_USER (payments_app),
+# DB_OWNER_PASSWORD and DB_PASSWORD (required; or DB_OWNER_PASSWORD_FILE / DB_PASSWORD_FILE naming a file that holds
+# it); DB_SUPERUSER_PASSWORD_FILE, if set, is read into PGPASSWORD.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -24,7 +25,7 @@ secret() {
     fi
 }
 database=${DB_NAME:-payments}
-owner=${DB_OWNER_USER:-payments_owner}
+owner=${DB_OWNER_USER:-postgres}
 app=${DB_USER:-payments_app}
 owner_password=$(secret DB_OWNER_PASSWORD)
 app_password=$(secret DB_PASSWORD)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Sets up a running Payara Server 6 domain for the payment consumer. The PostgreSQL database must exist (the script
 # checks, and stops before deploying if it cannot connect). Run it again at any time, also after a failure half-way:
-# it converges on the same domain (see README, Payara Server).
+# it converges on the same domain (see src/site/markdown/deployment.md).
 #
 #   ASADMIN=/opt/payara6/bin/asadmin ADMIN_PORT=4848 DB_PASSWORD=... DB_OWNER_PASSWORD=... BROKER_PASSWORD=... \
 #   ADMIN_PASSWORD=... \
@@ -14,14 +14,14 @@
 # values are taken from this environment, the passwords replaced by ${ALIAS=...}); a ping of the JDBC pool; and
 # finally the WAR. Whatever a previous run created is removed first (the application, its resources, the resource
 # adapter) and created again from this environment, so a rerun applies changed settings too. Every other setting is
-# an environment variable, as in the README's configuration table. The secrets are written to files only for the
+# an environment variable, as in server-config/configuration.properties. The secrets are written to files only for the
 # duration of the run, readable by this user alone. ASADMIN_OPTIONS is passed to every asadmin call (for example
 # "--user admin --passwordfile /path/to/file" for a domain whose administrator has a password).
 #
 # TARGET (default: server, the DAS itself) may name a deployment group instead, whose instances must be running: the
 # resources and both applications are then targeted at the group, and the group is restarted before the WAR is
 # deployed, so that every instance has what the domain now holds (password aliases, the file realm's user, the
-# library). Each instance's configuration must use the Data Grid EJB timer service (README, Payara Server).
+# library). Each instance's configuration must use the Data Grid EJB timer service (src/site/markdown/deployment.md).
 set -eu
 
 : "${ASADMIN:?set ASADMIN to the asadmin of the Payara Server installation}"
@@ -155,7 +155,7 @@ printf 'ping-connection-pool payments-pool\nping-connection-pool payments-owner-
 if ! session "$work/ping"; then
     echo "setup-payara-server.sh: PostgreSQL database '${DB_NAME:-payments}' on ${DB_HOST:-localhost}:${DB_PORT:-5432}" \
         "does not answer to both of its roles (see above). Create it (createdb -h ${DB_HOST:-localhost} -U postgres" \
-        "${DB_NAME:-payments}) and its roles (server-config/database-roles.sql, see README: Payara Server), or fix" \
+        "${DB_NAME:-payments}) and its roles (server-config/database-roles.sql, see src/site/markdown/deployment.md), or fix" \
         "DB_*, then run this script again." >&2
     exit 1
 fi

@@ -33,7 +33,7 @@
 #   BROKER_STORE                 the directory of the journal, bindings, paging and large messages (default: data/ in
 #                                the instance)
 #
-# A primary/backup pair with a shared store (README, Production topology): both brokers name the same BROKER_STORE
+# A primary/backup pair with a shared store (src/site/markdown/production-topology.md): both brokers name the same BROKER_STORE
 # (a shared file system with working file locks: NFSv4, GFS2, CephFS, a SAN), and the file lock there decides which
 # one is live, so two can never be live at once. The backup opens no acceptor until it takes over.
 #   BROKER_HA_ROLE               primary or backup (default: none, a broker on its own)

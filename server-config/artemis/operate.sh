@@ -8,7 +8,7 @@
 #   operate.sh retry-dead-letters        moves what the broker dead-lettered after its redelivery attempts (no
 #                                        rejectionReason) back to the payments queue, once the transient cause is fixed
 #   operate.sh return-conflict EVENT_ID  moves the conflicts of one event back to the payments queue, after an
-#                                        administrator decided and forgot the applied one (README, Replaying dead letters)
+#                                        administrator decided and forgot the applied one (src/site/markdown/deployment.md, Replaying dead letters)
 #
 # Settings (environment): ARTEMIS_HOME (an Artemis distribution, e.g. target/runtime/apache-artemis-2.44.0),
 # BROKER_HOST (localhost), BROKER_PORT (61616), BROKER_OPERATOR_USER (operator), BROKER_OPERATOR_PASSWORD or

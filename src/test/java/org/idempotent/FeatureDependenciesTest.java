@@ -13,7 +13,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /**
- * The features depend one way (README, Layout): each may use the root package (what every feature shares: the
+ * The features depend one way (src/site/markdown/layout.md): each may use the root package (what every feature shares: the
  * resources' JNDI names, the REST application and its admin role) and the features below it in {@link #FEATURES},
  * never one above it. A plain scan of the product's imports, fully qualified names included.
  */

@@ -14,20 +14,20 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import org.idempotent.fixtures.AnnouncementSubscriber;
+import org.idempotent.fixtures.AnnouncementSubscriber.Received;
+import org.idempotent.fixtures.Ledger;
+import org.idempotent.fixtures.RunningConsumer;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.stack.AdminClient;
-import org.idempotent.stack.AnnouncementSubscriber;
-import org.idempotent.stack.AnnouncementSubscriber.Received;
-import org.idempotent.stack.Build;
 import org.idempotent.stack.Database;
-import org.idempotent.stack.FreePort;
 import org.idempotent.stack.InstanceMetrics;
-import org.idempotent.stack.Ledger;
 import org.idempotent.stack.PayaraMicroProcess;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The outbox as a downstream service meets it: a subscriber on the announcement address's durable queue, compared
@@ -38,6 +38,9 @@ class AnnouncementIT {
     private static final Duration PATIENCE = Duration.ofSeconds(60);
     private static final Duration QUIET = Duration.ofSeconds(3);
 
+    @RegisterExtension
+    static final RunningConsumer consumer = RunningConsumer.on("announce-it", "it.announce");
+
     private static Settings settings;
     private static PayaraMicroProcess micro;
     private static Ledger ledger;
@@ -46,21 +49,15 @@ class AnnouncementIT {
 
     @BeforeAll
     static void startConsumer() throws JMSException {
-        settings = Settings.fromEnvironment()
-                .with("PAYMENTS_QUEUE", "it.announce")
-                .with("HTTP_PORT", String.valueOf(FreePort.find()));
+        settings = consumer.settings();
         subscriber = new AnnouncementSubscriber(settings);
-        micro = PayaraMicroProcess.start("announce-it", settings, Build.WAR, false)
-                .awaitReady(Duration.ofMinutes(3));
+        micro = consumer.process();
         ledger = new Ledger(settings);
         admin = AdminClient.as(micro, settings.get("ADMIN_USER"), settings.get("ADMIN_PASSWORD"));
     }
 
     @AfterAll
     static void stop() throws JMSException {
-        if (micro != null) {
-            micro.close();
-        }
         if (subscriber != null) {
             subscriber.close();
         }

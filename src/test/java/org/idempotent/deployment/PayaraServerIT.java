@@ -15,12 +15,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.idempotent.fixtures.HeadlessChromium;
+import org.idempotent.fixtures.Ledger;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.stack.AdminClient;
 import org.idempotent.stack.Commands;
 import org.idempotent.stack.Database;
-import org.idempotent.stack.HeadlessChromium;
-import org.idempotent.stack.Ledger;
 import org.idempotent.stack.PayaraInstance;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
@@ -39,17 +39,19 @@ class PayaraServerIT {
     private static final Path INSTALLATION = Path.of(System.getProperty("payara.server.dir", "target/payara-server"))
             .resolve("payara6");
     private static final Duration PATIENCE = Duration.ofMinutes(2);
-    /** Every setting the application reads (README, Configuration): each a domain property after the setup. */
+    /** Every setting the application reads (server-config/configuration.properties): each a domain property after the setup. */
     private static final List<String> CONFIG_KEYS = List.of(
             "PAYMENTS_QUEUE",
             "DEAD_LETTER_QUEUE",
             "CONFLICTS_QUEUE",
             "QUARANTINE_QUEUE",
             "CONSUMER_MAX_SESSIONS",
+            "CONSUMER_WINDOW_BYTES",
             "CONSUMER_STUCK_SECONDS",
             "RETENTION_DAYS",
             "RETENTION_BATCH_SIZE",
             "RETENTION_TIME_BUDGET_SECONDS",
+            "RETENTION_DUTY_CYCLE_PERCENT",
             "RETENTION_SCHEDULE",
             "BROKER_MAX_DELIVERY_ATTEMPTS",
             "BROKER_MAX_REDELIVERY_DELAY_SECONDS",

@@ -25,8 +25,10 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.idempotent.faults.FaultStack.Instance;
 import org.idempotent.faults.Invariant.Summary;
+import org.idempotent.fixtures.PurgeWatch;
+import org.idempotent.loadgen.MessageSet;
+import org.idempotent.loadgen.Traffic;
 import org.idempotent.stack.Database;
-import org.idempotent.stack.PurgeWatch;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -37,7 +39,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 
 /**
- * The production topology on real engines, one stack for every scenario (README, Production topology): an Artemis
+ * The production topology on real engines, one stack for every scenario (src/site/markdown/production-topology.md): an Artemis
  * primary/backup pair on a shared store, a PostgreSQL primary with a synchronous standby (created here, under
  * target/), three Payara Micro consumers on the queue. Each scenario sends 20,000 messages (20 % copies, 0.5 % poison)
  * and kills one shared part mid-run; then the fault suite's invariant over everything sent so far: every balance
@@ -58,7 +60,7 @@ class FailoverSuiteIT {
     private PostgresPair database;
     private FaultStack stack;
     private final List<Instance> consumers = new ArrayList<>();
-    private Workload all;
+    private MessageSet all;
     private final AtomicInteger scenarios = new AtomicInteger();
 
     @BeforeAll
@@ -196,7 +198,7 @@ class FailoverSuiteIT {
     @Test
     @Order(6)
     void aCommitWaitingForTheStandbyIsNeverCutShort() throws Exception {
-        Workload workload = next("sync-wait");
+        MessageSet workload = next("sync-wait");
         database.standby().stop();
         long started = System.nanoTime();
         long failedBefore = failed();
@@ -227,7 +229,7 @@ class FailoverSuiteIT {
     void databasePrimaryCrashWithAsynchronousStandbyMeasuresTheLoss() throws Exception {
         database.primary().execute("ALTER SYSTEM SET synchronous_standby_names = ''");
         database.primary().execute("SELECT pg_reload_conf()");
-        Workload workload = runUntilAThirdIsApplied("db-async").workload();
+        MessageSet workload = runUntilAThirdIsApplied("db-async").workload();
         long lagBytes = database.replayLagBytes();
         Instant killed = Instant.now();
         database.primary().crash();
@@ -275,27 +277,28 @@ class FailoverSuiteIT {
     }
 
     /** A scenario's workload while it runs: sent, and a third of it applied, when the fault comes. */
-    private record Running(Workload workload, long started) {}
+    private record Running(MessageSet workload, long started) {}
 
     private Running runUntilAThirdIsApplied(String name) {
-        Workload workload = next(name);
+        MessageSet workload = next(name);
         long started = System.nanoTime();
         send(workload);
         awaitApplied(workload, 0.3);
         return new Running(workload, started);
     }
 
-    private Workload next(String name) {
+    private MessageSet next(String name) {
         int index = scenarios.incrementAndGet();
-        return Workload.of(name, SEED + index, scaled(20_000), 0.2, 500, 0.005);
+        return MessageSet.of(
+                MessageSet.runPrefix(name), SEED + index, scaled(20_000), 0.2, 500, 0.005, MessageSet.Ids.RANDOM);
     }
 
-    private void send(Workload workload) {
+    private void send(MessageSet workload) {
         Traffic.sendAll(stack.settings(), workload.items(), 2);
-        all = all == null ? workload : Workload.both(all, workload);
+        all = all == null ? workload : all.and(workload);
     }
 
-    private Summary check(String scenario, Workload workload, long started, Instant fault) throws Exception {
+    private Summary check(String scenario, MessageSet workload, long started, Instant fault) throws Exception {
         Summary summary = Invariant.checkRunning(scenario, stack, all, workload, started, DRAIN);
         double[] rates = fault == null ? new double[] {0, 0} : rates(fault);
         report(String.format(
@@ -365,12 +368,12 @@ class FailoverSuiteIT {
                 StandardOpenOption.APPEND);
     }
 
-    private void awaitApplied(Workload workload, double fraction) {
+    private void awaitApplied(MessageSet workload, double fraction) {
         long target = (long) Math.ceil(workload.distinct().size() * fraction);
         await().atMost(DRAIN).ignoreExceptions().until(() -> applied(workload) >= target);
     }
 
-    private long applied(Workload workload) throws SQLException {
+    private long applied(MessageSet workload) throws SQLException {
         try (Connection db = Database.connect(stack.settings());
                 PreparedStatement query =
                         db.prepareStatement("SELECT count(*) FROM processed_events WHERE event_id = ANY (?)")) {
@@ -383,7 +386,7 @@ class FailoverSuiteIT {
     }
 
     /** Per account, the sum of the workload's events that have a dedup record. */
-    private Map<String, Long> appliedBalances(Workload workload) throws SQLException {
+    private Map<String, Long> appliedBalances(MessageSet workload) throws SQLException {
         Set<UUID> recorded = new HashSet<>();
         try (Connection db = Database.connect(stack.settings());
                 PreparedStatement query =

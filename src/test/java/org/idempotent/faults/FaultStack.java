@@ -62,7 +62,7 @@ final class FaultStack implements AutoCloseable {
         }
 
         void start() {
-            process = PayaraMicroProcess.start(name, settings, Build.WAR, false).awaitReady(START_TIMEOUT);
+            process = PayaraMicroProcess.startReady(name, settings, Build.WAR);
             starts++;
         }
 

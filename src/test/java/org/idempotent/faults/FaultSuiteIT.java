@@ -16,8 +16,10 @@ import java.util.Map;
 import java.util.Random;
 import org.idempotent.faults.FaultStack.Instance;
 import org.idempotent.faults.Invariant.Summary;
+import org.idempotent.fixtures.PostgresServer;
+import org.idempotent.loadgen.MessageSet;
+import org.idempotent.loadgen.Traffic;
 import org.idempotent.stack.Database;
-import org.idempotent.stack.PostgresServer;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -48,7 +50,8 @@ class FaultSuiteIT {
     @Test
     @Order(1)
     void crashLoopLosesNothingAndAppliesNothingTwice() throws Exception {
-        Workload workload = Workload.of("crash", SEED, scaled(20_000), 0.2, 1000, 0.005);
+        MessageSet workload = MessageSet.of(
+                MessageSet.runPrefix("crash"), SEED, scaled(20_000), 0.2, 1000, 0.005, MessageSet.Ids.RANDOM);
         try (FaultStack stack = new FaultStack("crash-loop", Map.of())) {
             Instance consumer = stack.startInstance("crash-consumer");
             long started = System.nanoTime();
@@ -84,7 +87,7 @@ class FaultSuiteIT {
     @Test
     @Order(2)
     void twoConsumersOnOneQueueApplyEachEventOnce() throws Exception {
-        Workload workload = Workload.copies("two", SEED, scaled(1_000), 5, 100);
+        MessageSet workload = MessageSet.copies(MessageSet.runPrefix("two"), SEED, scaled(1_000), 5, 100);
         try (FaultStack stack = new FaultStack("two-consumers", Map.of())) {
             Instance first = stack.startInstance("consumer-a");
             Instance second = stack.startInstance("consumer-b");
@@ -109,7 +112,8 @@ class FaultSuiteIT {
     @Test
     @Order(3)
     void databaseRestartIsRiddenOutWithoutLossOrDeadLetters() throws Exception {
-        Workload workload = Workload.of("dbrestart", SEED, scaled(5_000), 0.2, 200, 0);
+        MessageSet workload = MessageSet.of(
+                MessageSet.runPrefix("dbrestart"), SEED, scaled(5_000), 0.2, 200, 0, MessageSet.Ids.RANDOM);
         try (FaultStack stack = new FaultStack("database-restart", Map.of())) {
             Instance consumer = stack.startInstance("db-consumer");
             long started = System.nanoTime();
@@ -142,7 +146,8 @@ class FaultSuiteIT {
     @Test
     @Order(4)
     void brokerRestartLosesNothingAndLeavesNothingInDelivery() throws Exception {
-        Workload workload = Workload.of("brokerrestart", SEED, scaled(5_000), 0.2, 200, 0);
+        MessageSet workload = MessageSet.of(
+                MessageSet.runPrefix("brokerrestart"), SEED, scaled(5_000), 0.2, 200, 0, MessageSet.Ids.RANDOM);
         try (FaultStack stack = new FaultStack("broker-restart", Map.of())) {
             long started = System.nanoTime();
             Traffic.sendAll(stack.settings(), workload.items(), 2);
@@ -163,7 +168,8 @@ class FaultSuiteIT {
     @Test
     @Order(5)
     void hotAccountAtFullConcurrencyEndsWithTheExactBalance() throws Exception {
-        Workload workload = Workload.of("hot", SEED, scaled(12_500), 0.2, 1, 0);
+        MessageSet workload =
+                MessageSet.of(MessageSet.runPrefix("hot"), SEED, scaled(12_500), 0.2, 1, 0, MessageSet.Ids.RANDOM);
         try (FaultStack stack = new FaultStack("hot-account", Map.of("CONSUMER_MAX_SESSIONS", "16"))) {
             Instance consumer = stack.startInstance("hot-consumer");
             long started = System.nanoTime();
@@ -186,8 +192,10 @@ class FaultSuiteIT {
     @Test
     @Order(6)
     void poisonMixIsDeadLetteredWithReasonsAndTheRestFlows() throws Exception {
-        Workload clean = Workload.of("clean", SEED, scaled(5_000), 0.2, 200, 0);
-        Workload mixed = Workload.of("poison", SEED + 1, scaled(5_000), 0.2, 200, 0.01);
+        MessageSet clean =
+                MessageSet.of(MessageSet.runPrefix("clean"), SEED, scaled(5_000), 0.2, 200, 0, MessageSet.Ids.RANDOM);
+        MessageSet mixed = MessageSet.of(
+                MessageSet.runPrefix("poison"), SEED + 1, scaled(5_000), 0.2, 200, 0.01, MessageSet.Ids.RANDOM);
         try (FaultStack stack = new FaultStack("poison-mix", Map.of())) {
             Instance consumer = stack.startInstance("poison-consumer");
             double cleanRate = drainRate(stack, clean, 0);
@@ -198,7 +206,7 @@ class FaultSuiteIT {
             long rejectedNow = consumer.metrics().outcome("rejected") - rejected;
             long failedNow = consumer.metrics().outcome("failed") - failed;
 
-            Summary summary = Invariant.check("poison-mix", stack, Workload.both(clean, mixed), started, DRAIN);
+            Summary summary = Invariant.check("poison-mix", stack, clean.and(mixed), started, DRAIN);
             System.out.printf(
                     "poison-mix: valid messages drained at %.0f/s with 1%% poison, %.0f/s without: %.2f%n",
                     mixedRate, cleanRate, mixedRate / cleanRate);
@@ -223,7 +231,8 @@ class FaultSuiteIT {
         int attempts = 5;
         Duration budget = Duration.ofSeconds(1 + 2 + 4 + 4);
         int sessions = 8;
-        Workload workload = Workload.of("outage", SEED, scaled(5_000), 0.2, 200, 0);
+        MessageSet workload =
+                MessageSet.of(MessageSet.runPrefix("outage"), SEED, scaled(5_000), 0.2, 200, 0, MessageSet.Ids.RANDOM);
         try (FaultStack stack = new FaultStack(
                 "database-outage",
                 Map.of("CONSUMER_MAX_SESSIONS", "" + sessions),
@@ -283,7 +292,7 @@ class FaultSuiteIT {
     }
 
     /** Valid messages per second, from the start of sending until every distinct event is applied. */
-    private static double drainRate(FaultStack stack, Workload workload, long rowsBefore) {
+    private static double drainRate(FaultStack stack, MessageSet workload, long rowsBefore) {
         long start = System.nanoTime();
         Traffic.sendAll(stack.settings(), workload.items(), 2);
         await().atMost(DRAIN)
@@ -294,7 +303,7 @@ class FaultSuiteIT {
     }
 
     /** Until this fraction of the workload's distinct events is applied (the database is fresh per scenario). */
-    private static void awaitApplied(FaultStack stack, Workload workload, double fraction) {
+    private static void awaitApplied(FaultStack stack, MessageSet workload, double fraction) {
         long target = (long) Math.ceil(workload.distinct().size() * fraction);
         await().atMost(DRAIN).ignoreExceptions().until(() -> rows(stack) >= target);
     }

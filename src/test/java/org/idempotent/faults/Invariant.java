@@ -27,8 +27,10 @@ import java.util.UUID;
 import java.util.stream.Collectors;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.awaitility.core.ConditionTimeoutException;
+import org.idempotent.fixtures.AnnouncementSubscriber;
+import org.idempotent.loadgen.MessageSet;
+import org.idempotent.loadgen.Traffic;
 import org.idempotent.payment.control.DeadLetters;
-import org.idempotent.stack.AnnouncementSubscriber;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.Settings;
 
@@ -96,7 +98,7 @@ final class Invariant {
      * Waits until the broker has no message of the queue left and every event is applied, stops the consumers,
      * checks everything, and prints the summary row (also appended to target/fault-suite.txt).
      */
-    static Summary check(String scenario, FaultStack stack, Workload workload, long startedNanos, Duration timeout)
+    static Summary check(String scenario, FaultStack stack, MessageSet workload, long startedNanos, Duration timeout)
             throws Exception {
         return check(scenario, stack, workload, workload, startedNanos, timeout, true);
     }
@@ -107,7 +109,7 @@ final class Invariant {
      * quarantine queues (emptied by each check) against the {@code latest} one.
      */
     static Summary checkRunning(
-            String scenario, FaultStack stack, Workload all, Workload latest, long startedNanos, Duration timeout)
+            String scenario, FaultStack stack, MessageSet all, MessageSet latest, long startedNanos, Duration timeout)
             throws Exception {
         return check(scenario, stack, all, latest, startedNanos, timeout, false);
     }
@@ -115,8 +117,8 @@ final class Invariant {
     private static Summary check(
             String scenario,
             FaultStack stack,
-            Workload workload,
-            Workload latest,
+            MessageSet workload,
+            MessageSet latest,
             long startedNanos,
             Duration timeout,
             boolean stopConsumers)
@@ -245,7 +247,7 @@ final class Invariant {
         return summary;
     }
 
-    private static long applied(Settings settings, Workload workload) throws SQLException {
+    private static long applied(Settings settings, MessageSet workload) throws SQLException {
         try (var db = Database.connect(settings);
                 PreparedStatement query =
                         db.prepareStatement("SELECT count(*) FROM processed_events WHERE event_id = ANY (?)")) {

@@ -22,7 +22,7 @@ import org.idempotent.stack.Settings;
 
 /**
  * A PostgreSQL primary and a streaming standby made by the test itself under target/ (initdb, pg_basebackup), each on
- * a port of its own; the machine's cluster is not touched. The failover procedure is the one the README prescribes:
+ * a port of its own; the machine's cluster is not touched. The failover procedure is the one src/site/markdown/production-topology.md prescribes:
  * the primary dies, the standby is promoted and, since no standby is left for it to wait for, runs with
  * {@code synchronous_standby_names} cleared until the old primary has been rewound and has rejoined as its standby.
  */
@@ -202,7 +202,7 @@ final class PostgresPair implements AutoCloseable {
 
     /**
      * The standby promoted after the primary has died. Left as it came from the base backup, it would wait for a
-     * synchronous standby that does not exist, and every commit with it: the README's policy is to run degraded
+     * synchronous standby that does not exist, and every commit with it: the documented policy (production-topology.md) is to run degraded
      * (the setting cleared) until a standby is back, a window in which a commit is on one server's disk only.
      */
     void failOver() throws SQLException {

@@ -24,6 +24,9 @@ import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.management.ObjectName;
+import org.idempotent.fixtures.Ledger;
+import org.idempotent.fixtures.PostgresServer;
+import org.idempotent.fixtures.TestQueues;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.operations.boundary.PaymentsJmx;
 import org.idempotent.payment.entity.PaymentEvent;
@@ -33,12 +36,9 @@ import org.idempotent.stack.Build;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.FreePort;
 import org.idempotent.stack.InstanceMetrics;
-import org.idempotent.stack.Ledger;
 import org.idempotent.stack.PayaraMicroProcess;
-import org.idempotent.stack.PostgresServer;
 import org.idempotent.stack.RemoteJmx;
 import org.idempotent.stack.Settings;
-import org.idempotent.stack.TestQueues;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -83,16 +83,13 @@ class OperationsIT {
         Path viewerPassword = settings.stackDir().resolve("viewer-password");
         Files.writeString(viewerPassword, "AS_ADMIN_USERPASSWORD=" + VIEWER_PASSWORD + "\n");
         jmxPort = FreePort.find();
-        micro = PayaraMicroProcess.start(
-                        "operations-it",
-                        settings,
-                        Build.WAR,
-                        false,
-                        // A user who can log in but lacks the administrator role.
-                        List.of("create-file-user --groups payments-viewer --passwordfile " + viewerPassword + " "
-                                + VIEWER),
-                        RemoteJmx.jvmOptions(jmxPort).toArray(String[]::new))
-                .awaitReady(Duration.ofMinutes(3));
+        micro = PayaraMicroProcess.startReady(
+                "operations-it",
+                settings,
+                Build.WAR,
+                // A user who can log in but lacks the administrator role.
+                List.of("create-file-user --groups payments-viewer --passwordfile " + viewerPassword + " " + VIEWER),
+                RemoteJmx.jvmOptions(jmxPort));
         metrics = new InstanceMetrics(micro);
         admin = AdminClient.as(micro, settings.get("ADMIN_USER"), settings.get("ADMIN_PASSWORD"));
         ledger = new Ledger(settings);

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 
 /**
- * The operator commands the README quotes (server-config/artemis/operate.sh), run as an operator would against the
+ * The operator commands the documentation quotes (server-config/artemis/operate.sh), run as an operator would against the
  * test broker, on queues of their own: depth, browse, retry what the broker dead-lettered, return one event's conflict.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)

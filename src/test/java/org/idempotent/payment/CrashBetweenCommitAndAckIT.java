@@ -14,12 +14,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.idempotent.fixtures.Ledger;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.payment.control.DeadLetters;
 import org.idempotent.stack.Build;
 import org.idempotent.stack.FreePort;
 import org.idempotent.stack.InstanceMetrics;
-import org.idempotent.stack.Ledger;
 import org.idempotent.stack.PayaraMicroProcess;
 import org.idempotent.stack.Settings;
 import org.jboss.shrinkwrap.api.ShrinkWrap;
@@ -48,8 +48,7 @@ class CrashBetweenCommitAndAckIT {
         UUID marked = UUID.randomUUID();
         String markedAccount = prefix + "-marked";
 
-        try (PayaraMicroProcess first = PayaraMicroProcess.start("crash-it-1", settings, war, false)) {
-            first.awaitReady(Duration.ofMinutes(3));
+        try (PayaraMicroProcess first = PayaraMicroProcess.startReady("crash-it-1", settings, war)) {
             try (PaymentProducer producer = new PaymentProducer(settings)) {
                 TextMessage crash =
                         producer.session().createTextMessage(PaymentProducer.json(marked, markedAccount, 4242));
@@ -68,8 +67,7 @@ class CrashBetweenCommitAndAckIT {
         expected.put(markedAccount, 4242L);
         ids.add(marked);
 
-        try (PayaraMicroProcess second = PayaraMicroProcess.start("crash-it-2", settings, war, false)) {
-            second.awaitReady(Duration.ofMinutes(3));
+        try (PayaraMicroProcess second = PayaraMicroProcess.startReady("crash-it-2", settings, war)) {
             InstanceMetrics metrics = new InstanceMetrics(second);
             try (PaymentProducer producer = new PaymentProducer(settings)) {
                 sendEvents(producer, prefix + "-a", 40, expected, ids);
@@ -104,8 +102,7 @@ class CrashBetweenCommitAndAckIT {
         String probe = UUID.randomUUID().toString();
         String selector = "probe = '" + probe + "'";
 
-        try (PayaraMicroProcess first = PayaraMicroProcess.start("crash-dlq-it-1", settings, war, false)) {
-            first.awaitReady(Duration.ofMinutes(3));
+        try (PayaraMicroProcess first = PayaraMicroProcess.startReady("crash-dlq-it-1", settings, war)) {
             try (PaymentProducer producer = new PaymentProducer(settings)) {
                 TextMessage poison = producer.session().createTextMessage("not a payment");
                 poison.setBooleanProperty(HaltAfterCommit.PROPERTY, true);
@@ -118,9 +115,8 @@ class CrashBetweenCommitAndAckIT {
             assertThat(first.exitValue()).isEqualTo(HaltAfterCommit.EXIT_CODE);
         }
 
-        try (PayaraMicroProcess second = PayaraMicroProcess.start("crash-dlq-it-2", settings, war, false);
+        try (PayaraMicroProcess second = PayaraMicroProcess.startReady("crash-dlq-it-2", settings, war);
                 DeadLetterReader deadLetters = new DeadLetterReader(settings)) {
-            second.awaitReady(Duration.ofMinutes(3));
             InstanceMetrics metrics = new InstanceMetrics(second);
             await().atMost(Duration.ofMinutes(2))
                     .untilAsserted(() -> assertThat(metrics.outcome("rejected"))

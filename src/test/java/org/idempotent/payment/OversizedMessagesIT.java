@@ -54,8 +54,7 @@ class OversizedMessagesIT {
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
         String probe = UUID.randomUUID().toString();
         String selector = "probe = '" + probe + "'";
-        try (PayaraMicroProcess micro = PayaraMicroProcess.start("oversized-it", settings, Build.WAR, false, "-Xmx256m")
-                        .awaitReady(Duration.ofMinutes(3));
+        try (PayaraMicroProcess micro = PayaraMicroProcess.startReady("oversized-it", settings, Build.WAR, "-Xmx256m");
                 DeadLetterReader deadLetters = new DeadLetterReader(settings);
                 PaymentProducer producer = new PaymentProducer(settings)) {
             InstanceMetrics metrics = new InstanceMetrics(micro);

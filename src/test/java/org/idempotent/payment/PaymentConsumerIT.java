@@ -17,18 +17,18 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.idempotent.fixtures.Ledger;
+import org.idempotent.fixtures.RunningConsumer;
 import org.idempotent.loadgen.PaymentProducer;
+import org.idempotent.payment.control.Consumed;
 import org.idempotent.payment.control.DeadLetters;
-import org.idempotent.payment.control.Payments;
-import org.idempotent.stack.Build;
-import org.idempotent.stack.FreePort;
 import org.idempotent.stack.InstanceMetrics;
-import org.idempotent.stack.Ledger;
 import org.idempotent.stack.PayaraMicroProcess;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The consumer as deployed: messages go through the real broker, the Artemis RAR and the MDB of the product WAR on
@@ -37,6 +37,9 @@ import org.junit.jupiter.api.Test;
 class PaymentConsumerIT {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);
+
+    @RegisterExtension
+    static final RunningConsumer consumer = RunningConsumer.on("consumer-it", "it.consumer");
 
     private static Settings settings;
     private static PayaraMicroProcess micro;
@@ -47,11 +50,8 @@ class PaymentConsumerIT {
 
     @BeforeAll
     static void startConsumer() throws JMSException {
-        settings = Settings.fromEnvironment()
-                .with("PAYMENTS_QUEUE", "it.consumer")
-                .with("HTTP_PORT", String.valueOf(FreePort.find()));
-        micro = PayaraMicroProcess.start("consumer-it", settings, Build.WAR, false)
-                .awaitReady(Duration.ofMinutes(3));
+        settings = consumer.settings();
+        micro = consumer.process();
         metrics = new InstanceMetrics(micro);
         ledger = new Ledger(settings);
         deadLetters = new DeadLetterReader(settings);
@@ -65,9 +65,6 @@ class PaymentConsumerIT {
         }
         if (conflicts != null) {
             conflicts.close();
-        }
-        if (micro != null) {
-            micro.close();
         }
     }
 
@@ -217,9 +214,9 @@ class PaymentConsumerIT {
         List<Message> moved = conflicts.receive("probe = '" + probe + "'", 2, PATIENCE);
         for (Message message : moved) {
             assertThat(message.getStringProperty(DeadLetters.REASON)).isEqualTo("PAYLOAD_MISMATCH");
-            assertThat(message.getStringProperty(Payments.ORIGINAL_FINGERPRINT))
+            assertThat(message.getStringProperty(Consumed.MovedAside.ORIGINAL_FINGERPRINT))
                     .hasSize(64)
-                    .isNotEqualTo(message.getStringProperty(Payments.FINGERPRINT));
+                    .isNotEqualTo(message.getStringProperty(Consumed.MovedAside.FINGERPRINT));
             assertThat(message.getStringProperty(DeadLetters.DETAIL)).contains(eventId.toString());
         }
         assertThat(metrics.outcome("conflict") - conflictCount).isEqualTo(2);

@@ -12,19 +12,19 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.UUID;
+import org.idempotent.fixtures.Ledger;
+import org.idempotent.fixtures.RunningConsumer;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.payment.control.DeadLetters;
 import org.idempotent.payment.control.DedupHorizon;
 import org.idempotent.stack.AdminClient;
-import org.idempotent.stack.Build;
-import org.idempotent.stack.FreePort;
 import org.idempotent.stack.InstanceMetrics;
-import org.idempotent.stack.Ledger;
 import org.idempotent.stack.PayaraMicroProcess;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Deliveries older than the dedup horizon (RETENTION_DAYS 14 less a day: 13 days) may be duplicates whose record
@@ -35,6 +35,9 @@ class StaleDeliveryIT {
     private static final Duration PATIENCE = Duration.ofSeconds(60);
     private static final Duration HORIZON = Duration.ofDays(13);
 
+    @RegisterExtension
+    static final RunningConsumer consumer = RunningConsumer.on("stale-it", "it.stale");
+
     private static Settings settings;
     private static PayaraMicroProcess micro;
     private static InstanceMetrics metrics;
@@ -44,10 +47,8 @@ class StaleDeliveryIT {
 
     @BeforeAll
     static void startConsumer() throws JMSException {
-        settings = Settings.fromEnvironment()
-                .with("PAYMENTS_QUEUE", "it.stale")
-                .with("HTTP_PORT", String.valueOf(FreePort.find()));
-        micro = PayaraMicroProcess.start("stale-it", settings, Build.WAR, false).awaitReady(Duration.ofMinutes(3));
+        settings = consumer.settings();
+        micro = consumer.process();
         metrics = new InstanceMetrics(micro);
         ledger = new Ledger(settings);
         quarantine = new DeadLetterReader(settings, settings.get("QUARANTINE_QUEUE"));
@@ -58,9 +59,6 @@ class StaleDeliveryIT {
     static void stopConsumer() throws JMSException {
         if (quarantine != null) {
             quarantine.close();
-        }
-        if (micro != null) {
-            micro.close();
         }
     }
 

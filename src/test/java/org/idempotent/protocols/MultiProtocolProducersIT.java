@@ -24,17 +24,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.apache.qpid.jms.JmsConnectionFactory;
+import org.idempotent.fixtures.Ledger;
+import org.idempotent.fixtures.RunningConsumer;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.payment.entity.Rejection;
-import org.idempotent.stack.Build;
-import org.idempotent.stack.FreePort;
 import org.idempotent.stack.InstanceMetrics;
-import org.idempotent.stack.Ledger;
 import org.idempotent.stack.PayaraMicroProcess;
 import org.idempotent.stack.Settings;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Producers that speak the broker's other protocols on its one port: AMQP 1.0 (Qpid JMS: a TextMessage travels as an
@@ -46,6 +45,9 @@ import org.junit.jupiter.api.Test;
 class MultiProtocolProducersIT {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);
+
+    @RegisterExtension
+    static final RunningConsumer consumer = RunningConsumer.on("protocols-it", "it.protocols");
 
     private static Settings settings;
     private static PayaraMicroProcess micro;
@@ -59,20 +61,10 @@ class MultiProtocolProducersIT {
 
     @BeforeAll
     static void startConsumer() {
-        settings = Settings.fromEnvironment()
-                .with("PAYMENTS_QUEUE", "it.protocols")
-                .with("HTTP_PORT", String.valueOf(FreePort.find()));
-        micro = PayaraMicroProcess.start("protocols-it", settings, Build.WAR, false)
-                .awaitReady(Duration.ofMinutes(3));
+        settings = consumer.settings();
+        micro = consumer.process();
         metrics = new InstanceMetrics(micro);
         ledger = new Ledger(settings);
-    }
-
-    @AfterAll
-    static void stopConsumer() {
-        if (micro != null) {
-            micro.close();
-        }
     }
 
     @Test

@@ -14,13 +14,13 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CyclicBarrier;
 import java.util.stream.Collectors;
+import org.idempotent.fixtures.Ledger;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.stack.AdminClient;
 import org.idempotent.stack.Build;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.FreePort;
 import org.idempotent.stack.InstanceMetrics;
-import org.idempotent.stack.Ledger;
 import org.idempotent.stack.PayaraMicroProcess;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
@@ -48,8 +48,7 @@ class RetentionIT {
                 .with("RETENTION_SCHEDULE", "month=1;dayOfMonth=1;hour=0;minute=0")
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
         Database.recreate(settings);
-        micro = PayaraMicroProcess.start("retention-it", settings, Build.WAR, false)
-                .awaitReady(Duration.ofMinutes(3));
+        micro = PayaraMicroProcess.startReady("retention-it", settings, Build.WAR);
         admin = AdminClient.as(micro, settings.get("ADMIN_USER"), settings.get("ADMIN_PASSWORD"));
         ledger = new Ledger(settings);
     }
@@ -167,8 +166,7 @@ class RetentionIT {
         Settings firing = settings.with("RETENTION_SCHEDULE", "second=*/5;minute=*;hour=*")
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
         ledger.insertProcessed(2_000, EXPIRED);
-        try (PayaraMicroProcess timed = PayaraMicroProcess.start("retention-timer-it", firing, Build.WAR, false)) {
-            timed.awaitReady(Duration.ofMinutes(3));
+        try (PayaraMicroProcess timed = PayaraMicroProcess.startReady("retention-timer-it", firing, Build.WAR)) {
 
             await().atMost(Duration.ofSeconds(60)).until(() -> ledger.processedAged(WINDOW, Duration.ofDays(365)) == 0);
             await().atMost(Duration.ofSeconds(30))
@@ -186,8 +184,7 @@ class RetentionIT {
         Settings unsafe = settings.with("RETENTION_DAYS", "3").with("HTTP_PORT", String.valueOf(FreePort.find()));
         ledger.insertProcessed(10, Duration.ofDays(5));
         long oldRows = ledger.processedAged(Duration.ofDays(3), Duration.ofDays(365));
-        try (PayaraMicroProcess refusing = PayaraMicroProcess.start("retention-unsafe-it", unsafe, Build.WAR, false)) {
-            refusing.awaitReady(Duration.ofMinutes(3));
+        try (PayaraMicroProcess refusing = PayaraMicroProcess.startReady("retention-unsafe-it", unsafe, Build.WAR)) {
 
             JsonObject run = AdminClient.as(refusing, unsafe.get("ADMIN_USER"), unsafe.get("ADMIN_PASSWORD"))
                     .postJson("/admin/retention/purge");

@@ -10,12 +10,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.idempotent.fixtures.Ledger;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.stack.Build;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.FreePort;
 import org.idempotent.stack.InstanceMetrics;
-import org.idempotent.stack.Ledger;
 import org.idempotent.stack.PayaraMicroProcess;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.Test;
@@ -50,8 +50,7 @@ class SchemaMigrationIT {
         }
         Ledger ledger = new Ledger(settings);
 
-        try (PayaraMicroProcess micro = PayaraMicroProcess.start("backlog-it", settings, Build.WAR, false)) {
-            micro.awaitReady(Duration.ofMinutes(3));
+        try (PayaraMicroProcess micro = PayaraMicroProcess.startReady("backlog-it", settings, Build.WAR)) {
             InstanceMetrics metrics = new InstanceMetrics(micro);
 
             await().atMost(Duration.ofMinutes(2))

@@ -13,13 +13,13 @@ import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
+import org.idempotent.fixtures.Ledger;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.stack.BrokerProcess;
 import org.idempotent.stack.Build;
 import org.idempotent.stack.Commands;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.FreePort;
-import org.idempotent.stack.Ledger;
 import org.idempotent.stack.PayaraMicroProcess;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.Test;
@@ -100,8 +100,7 @@ class BrokerTlsIT {
                 .with("BROKER_TRUSTSTORE_PASSWORD", STORE_PASSWORD);
 
         try (BrokerProcess broker = BrokerProcess.start(settings, false);
-                PayaraMicroProcess consumer = PayaraMicroProcess.start("tls-it", overTls, Build.WAR, false)) {
-            consumer.awaitReady(Duration.ofMinutes(3));
+                PayaraMicroProcess consumer = PayaraMicroProcess.startReady("tls-it", overTls, Build.WAR)) {
             String account = "tls-" + UUID.randomUUID();
             String tls = "tcp://localhost:" + tlsPort + "?sslEnabled=true&trustStorePath=" + truststore
                     + "&trustStorePassword=" + STORE_PASSWORD + "&trustStoreType=PKCS12&verifyHost=true";

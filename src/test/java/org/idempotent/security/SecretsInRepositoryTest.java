@@ -12,13 +12,14 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.idempotent.stack.Build;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.Test;
 
 /** No credential is committed except the documented local defaults, and every one of those is documented as such. */
 class SecretsInRepositoryTest {
 
-    /** The local defaults of the README's configuration table, for a developer's machine only. */
+    /** The local defaults of server-config/configuration.properties, for a developer's machine only. */
     private static final Set<String> LOCAL_DEFAULTS =
             Set.of("postgres", "payments", "admin", "payments-producer", "operator", "payments_app");
 
@@ -38,7 +39,7 @@ class SecretsInRepositoryTest {
     @Test
     void passwordDefaultsAreTheDocumentedLocalOnes() throws IOException {
         String postBoot = Files.readString(Path.of("server-config", "post-boot-commands.asadmin"));
-        String readme = Files.readString(Path.of("README.md"));
+        List<String> configuration = Files.readAllLines(Build.CONFIGURATION);
         List<String> keys = new ArrayList<>();
         Matcher m = ENV_DEFAULT.matcher(postBoot);
         while (m.find()) {
@@ -58,10 +59,23 @@ class SecretsInRepositoryTest {
 
         assertThat(keys).contains("DB_PASSWORD", "BROKER_PASSWORD", "ADMIN_PASSWORD");
         for (String key : keys) {
-            assertThat(readme)
-                    .as("README documents %s as a local default", key)
-                    .containsPattern("\\| `" + key + "` \\|[^\\n]*local default only");
+            assertThat(commentAbove(configuration, key))
+                    .as("configuration.properties documents %s as a local default", key)
+                    .contains("local default only");
         }
+    }
+
+    /** The comment lines right above the key's line. */
+    private static String commentAbove(List<String> lines, String key) {
+        int at = lines.indexOf(lines.stream()
+                .filter(line -> line.startsWith(key + "="))
+                .findFirst()
+                .orElseThrow(() -> new AssertionError(key + " is not in the configuration")));
+        StringBuilder comment = new StringBuilder();
+        for (int i = at - 1; i >= 0 && lines.get(i).startsWith("#"); i--) {
+            comment.insert(0, lines.get(i) + "\n");
+        }
+        return comment.toString();
     }
 
     @Test

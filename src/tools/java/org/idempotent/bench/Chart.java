@@ -25,10 +25,10 @@ final class Chart {
 
     private Chart() {}
 
-    static void write(List<ThroughputBenchmark.Result> results, Path png) throws IOException {
+    static void write(List<Result> results, Path png) throws IOException {
         System.setProperty("java.awt.headless", "true");
         Map<String, XYSeries> series = new LinkedHashMap<>();
-        for (ThroughputBenchmark.Result r : results) {
+        for (Result r : results) {
             series.computeIfAbsent(r.variant(), XYSeries::new).add(r.concurrency(), r.rate());
         }
         XYSeriesCollection data = new XYSeriesCollection();

@@ -1,11 +1,15 @@
 package org.idempotent.bench;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -29,22 +33,49 @@ final class CommitLatency {
                    CAST(extract(epoch FROM processed_at) * 1000000 AS bigint)
               FROM processed_events""";
 
-    private final Map<UUID, Long> firstSent = new ConcurrentHashMap<>();
+    /** Per event, its first send: when the send was called, and when it returned. */
+    private final Map<UUID, long[]> firstSent = new ConcurrentHashMap<>();
 
-    /** Just before the send of a message carrying {@code event}; from any producer thread. */
-    void sending(UUID event) {
-        firstSent.merge(event, micros(Instant.now()), Math::min);
+    /**
+     * A message carrying {@code event} was sent: {@code called} just before the producer's send, {@code returned} when
+     * it returned (a persistent send returns once the broker has synced it to its journal). From any producer thread.
+     */
+    void sent(UUID event, Instant called, Instant returned) {
+        firstSent.merge(event, new long[] {micros(called), micros(returned)}, (a, b) -> a[0] <= b[0] ? a : b);
     }
 
     /**
-     * The events first sent within [from, to) (null bounds are open): send to commit, and the same split in two, send to
-     * the start of the payment's transaction (the broker, the queue, the delivery, parsing) and the transaction itself
-     * (its statements, the commit's WAL flush, row locks waited for). One read of the commit timestamps.
+     * The events first sent within [from, to) (null bounds are open): send to commit, and the same split in three: the
+     * producer's send (until the broker has it in its journal), from there to the start of the payment's transaction
+     * (routing, the queue, the consumer's buffer, the delivery, parsing), and the transaction itself (its statements,
+     * row locks waited for). One read of the commit timestamps.
      */
-    record Measured(Latencies total, Latencies beforeTransaction, Latencies transaction) {
+    record Measured(
+            List<long[]> times, Latencies total, Latencies send, Latencies beforeTransaction, Latencies transaction) {
+
+        /**
+         * Every event's times, in the order they were sent, to see when a tail happened: milliseconds since the first
+         * send, and the three parts of its latency.
+         */
+        void write(Path csv) throws IOException {
+            long first = times.stream().mapToLong(t -> t[0]).min().orElse(0);
+            StringBuilder out = new StringBuilder("sent_epoch_ms,sent_ms,send_ms,to_transaction_ms,transaction_ms\n");
+            times.stream()
+                    .sorted(Comparator.comparingLong(t -> t[0]))
+                    .forEach(t -> out.append(String.format(
+                            Locale.ROOT,
+                            "%d,%.1f,%.2f,%.2f,%.2f%n",
+                            t[0] / 1000,
+                            (t[0] - first) / 1e3,
+                            (t[1] - t[0]) / 1e3,
+                            (t[2] - t[1]) / 1e3,
+                            (t[3] - t[2]) / 1e3)));
+            Files.writeString(csv, out);
+        }
 
         String split() {
-            return "send -> transaction start " + beforeTransaction + "; transaction start -> commit " + transaction;
+            return "the send " + send + "; send returned -> transaction start " + beforeTransaction
+                    + "; transaction start -> commit " + transaction;
         }
     }
 
@@ -59,27 +90,33 @@ final class CommitLatency {
         }
         long lower = from == null ? Long.MIN_VALUE : micros(from);
         long upper = to == null ? Long.MAX_VALUE : micros(to);
+        // Per event: send called, send returned, transaction start, commit.
         List<long[]> times = firstSent.entrySet().stream()
-                .filter(sent -> sent.getValue() >= lower && sent.getValue() < upper)
+                .filter(sent -> sent.getValue()[0] >= lower && sent.getValue()[0] < upper)
                 .map(sent -> {
                     long[] commit = committed.get(sent.getKey());
                     if (commit == null) {
                         throw new IllegalStateException("event " + sent.getKey() + " was sent and never committed");
                     }
-                    return new long[] {sent.getValue(), commit[1], commit[0]};
+                    return new long[] {sent.getValue()[0], sent.getValue()[1], commit[1], commit[0]};
                 })
                 .toList();
         return new Measured(
-                new Latencies(
-                        times.stream().mapToLong(t -> t[2] - t[0]).sorted().toArray()),
-                new Latencies(
-                        times.stream().mapToLong(t -> t[1] - t[0]).sorted().toArray()),
-                new Latencies(
-                        times.stream().mapToLong(t -> t[2] - t[1]).sorted().toArray()));
+                times,
+                Latencies.of(times, 0, 3),
+                Latencies.of(times, 0, 1),
+                Latencies.of(times, 1, 2),
+                Latencies.of(times, 2, 3));
     }
 
-    /** Send-to-commit times in microseconds, sorted. */
+    /** Durations in microseconds, sorted. */
     record Latencies(long[] sorted) {
+
+        /** From point {@code from} to point {@code to} of each event's times. */
+        static Latencies of(List<long[]> times, int from, int to) {
+            return new Latencies(
+                    times.stream().mapToLong(t -> t[to] - t[from]).sorted().toArray());
+        }
 
         double millisAt(double quantile) {
             return sorted[Math.max(0, (int) Math.ceil(quantile * sorted.length) - 1)] / 1e3;

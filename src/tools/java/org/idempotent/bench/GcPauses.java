@@ -40,7 +40,7 @@ final class GcPauses {
                 .toList();
         return String.format(
                 Locale.ROOT,
-                "Payara GC: %d pauses, %.0f ms in all, longest %.1f ms, %d of 20 ms or more",
+                "GC: %d pauses, %.0f ms in all, longest %.1f ms, %d of 20 ms or more",
                 pauses.size(),
                 pauses.stream().mapToDouble(Double::doubleValue).sum(),
                 pauses.stream().mapToDouble(Double::doubleValue).max().orElse(0),

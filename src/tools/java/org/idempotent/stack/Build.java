@@ -20,6 +20,10 @@ public final class Build {
 
     public static final Path BROKER_INSTANCE_SCRIPT =
             Path.of("server-config", "artemis", "create-instance.sh").toAbsolutePath();
+    /** Every setting and its default, the one place they are written (Settings reads it). */
+    public static final Path CONFIGURATION =
+            Path.of("server-config", "configuration.properties").toAbsolutePath();
+
     public static final Path POST_BOOT_COMMANDS =
             Path.of("server-config", "post-boot-commands.asadmin").toAbsolutePath();
 

@@ -39,6 +39,24 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
         this.httpPort = httpPort;
     }
 
+    /** How long an instance may take to become ready: boot, deployment and the schema migration. */
+    public static final Duration READY_TIMEOUT = Duration.ofMinutes(3);
+
+    /**
+     * Starts an instance and returns it once ready (see {@link #awaitReady}); one that is not ready within {@link
+     * #READY_TIMEOUT} is stopped. Its HTTP port is the setting HTTP_PORT.
+     */
+    public static PayaraMicroProcess startReady(String name, Settings settings, Path war, String... jvmOptions) {
+        return startReady(name, settings, war, List.of(), List.of(jvmOptions));
+    }
+
+    /** The same, also running {@code extraCommands} (asadmin) after the product's own post-boot commands. */
+    public static PayaraMicroProcess startReady(
+            String name, Settings settings, Path war, List<String> extraCommands, List<String> jvmOptions) {
+        return start(name, settings, war, false, extraCommands, null, jvmOptions)
+                .awaitReady(READY_TIMEOUT);
+    }
+
     /** Starts an instance; its HTTP port is the setting HTTP_PORT. */
     public static PayaraMicroProcess start(
             String name, Settings settings, Path war, boolean showOutput, String... jvmOptions) {

@@ -1,79 +1,59 @@
 package org.idempotent.stack;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
- * The configuration keys of the product and their local defaults (those that work on a developer machine with
- * PostgreSQL at localhost, trust authentication). An environment variable of the same name wins.
+ * The configuration keys of the product and their local defaults, as {@link Build#CONFIGURATION} writes them (those
+ * that work on a developer machine with PostgreSQL at localhost, trust authentication). An environment variable of the
+ * same name wins. The run command and the tests are development: PAYMENTS_DEVELOPMENT is true here.
  */
 public final class Settings {
 
+    /** {@code ${NAME}} as a default: the value of NAME. */
+    private static final Pattern REFERENCE = Pattern.compile("\\$\\{([A-Z_]+)}");
+
     private static final Map<String, String> DEFAULTS = new LinkedHashMap<>();
+    /** Keys whose default is another key's value (a standby is its primary, with one server). */
+    private static final Map<String, String> FOLLOWS = new LinkedHashMap<>();
 
     static {
-        DEFAULTS.put("DB_HOST", "localhost");
-        DEFAULTS.put("DB_PORT", "5432");
-        // The streaming standby of a primary/standby pair; empty: the same as DB_HOST / DB_PORT (one server).
-        DEFAULTS.put("DB_STANDBY_HOST", "");
-        DEFAULTS.put("DB_STANDBY_PORT", "");
-        DEFAULTS.put("DB_NAME", "payments");
-        DEFAULTS.put("DB_USER", "payments_app");
-        DEFAULTS.put("DB_PASSWORD", "payments_app");
-        DEFAULTS.put("DB_OWNER_USER", "postgres");
-        DEFAULTS.put("DB_OWNER_PASSWORD", "postgres");
-        DEFAULTS.put("DB_POOL_MAX", "16");
-        DEFAULTS.put("BROKER_HOST", "localhost");
-        DEFAULTS.put("BROKER_PORT", "61616");
-        // The backup of a primary/backup broker pair; empty: the same as BROKER_HOST / BROKER_PORT (one broker).
-        DEFAULTS.put("BROKER_BACKUP_HOST", "");
-        DEFAULTS.put("BROKER_BACKUP_PORT", "");
-        DEFAULTS.put("BROKER_USER", "payments");
-        DEFAULTS.put("BROKER_PASSWORD", "payments");
-        // The broker's other two users (server-config/artemis/create-instance.sh); the application never sees them.
-        DEFAULTS.put("BROKER_PRODUCER_USER", "payments-producer");
-        DEFAULTS.put("BROKER_PRODUCER_PASSWORD", "payments-producer");
-        DEFAULTS.put("BROKER_OPERATOR_USER", "operator");
-        DEFAULTS.put("BROKER_OPERATOR_PASSWORD", "operator");
-        DEFAULTS.put("BROKER_CONSOLE_PORT", "8161");
-        DEFAULTS.put("BROKER_METRICS_PORT", "9404");
-        // A TLS acceptor only with a key store (create-instance.sh); none in development.
-        DEFAULTS.put("BROKER_SSL_ENABLED", "false");
-        DEFAULTS.put("BROKER_TRUSTSTORE", "none");
-        DEFAULTS.put("BROKER_TRUSTSTORE_PASSWORD", "none");
-        DEFAULTS.put("BROKER_TLS_PORT", "61617");
-        DEFAULTS.put("BROKER_TLS_KEYSTORE", "");
-        DEFAULTS.put("BROKER_TLS_KEYSTORE_PASSWORD", "");
-        DEFAULTS.put("PAYMENTS_QUEUE", "payments");
-        DEFAULTS.put("DEAD_LETTER_QUEUE", "payments.dlq");
-        DEFAULTS.put("CONFLICTS_QUEUE", "payments.conflicts");
-        DEFAULTS.put("QUARANTINE_QUEUE", "payments.quarantine");
-        DEFAULTS.put("CONSUMER_MAX_SESSIONS", "8");
-        DEFAULTS.put("CONSUMER_STUCK_SECONDS", "300");
-        DEFAULTS.put("ADMIN_USER", "admin");
-        DEFAULTS.put("ADMIN_PASSWORD", "admin");
-        DEFAULTS.put("RETENTION_DAYS", "14");
-        DEFAULTS.put("RETENTION_BATCH_SIZE", "5000");
-        DEFAULTS.put("RETENTION_TIME_BUDGET_SECONDS", "300");
-        DEFAULTS.put("RETENTION_SCHEDULE", "minute=*/15;hour=*");
-        DEFAULTS.put("BROKER_MAX_DELIVERY_ATTEMPTS", "20");
-        DEFAULTS.put("BROKER_MAX_REDELIVERY_DELAY_SECONDS", "300");
-        DEFAULTS.put("ANNOUNCEMENT_ADDRESS", "payments.applied");
-        DEFAULTS.put("ANNOUNCEMENT_RETENTION_DAYS", "7");
-        DEFAULTS.put("DLQ_REPLAY_DAYS", "7");
-        // The run command and the tests are development: their passwords are the defaults above.
+        configuration().forEach((key, value) -> {
+            Matcher reference = REFERENCE.matcher(value);
+            if (reference.matches()) {
+                FOLLOWS.put(key, reference.group(1));
+                DEFAULTS.put(key, "");
+            } else {
+                DEFAULTS.put(key, value);
+            }
+        });
         DEFAULTS.put("PAYMENTS_DEVELOPMENT", "true");
-        DEFAULTS.put("HTTP_PORT", "8080");
-        DEFAULTS.put("STACK_DIR", "target/stack");
     }
 
-    /** Keys whose empty value stands for another key's value. */
-    private static final Map<String, String> FOLLOWS = Map.of(
-            "BROKER_BACKUP_HOST", "BROKER_HOST",
-            "BROKER_BACKUP_PORT", "BROKER_PORT",
-            "DB_STANDBY_HOST", "DB_HOST",
-            "DB_STANDBY_PORT", "DB_PORT");
+    /** Every key of {@link Build#CONFIGURATION} as it is written there, in its order. */
+    public static Map<String, String> configuration() {
+        Map<String, String> written = new LinkedHashMap<>();
+        try {
+            for (String line : Files.readAllLines(Build.CONFIGURATION)) {
+                if (line.isBlank() || line.startsWith("#")) {
+                    continue;
+                }
+                int equals = line.indexOf('=');
+                if (equals < 1 || written.put(line.substring(0, equals), line.substring(equals + 1)) != null) {
+                    throw new IllegalStateException(Build.CONFIGURATION + ": not KEY=value, or a key twice: " + line);
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return written;
+    }
 
     private final Map<String, String> values;
 
@@ -169,7 +149,10 @@ public final class Settings {
         return changed;
     }
 
-    /** Every key's local default, a key that follows another given as the value it stands for. */
+    /**
+     * Every key's local default, a key that follows another given as the value it stands for, PAYMENTS_DEVELOPMENT as
+     * the run command and the tests have it.
+     */
     public static Map<String, String> defaults() {
         return new Settings(DEFAULTS).asEnvironment();
     }

@@ -9,7 +9,7 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * What the relay publishes for one outbox row: the message contract of {@code payments.applied} (README). The body is
+ * What the relay publishes for one outbox row: the message contract of {@code payments.applied} (src/site/markdown/message-contract.md). The body is
  * JSON; the event ID, account and sequence are also properties, for selectors and for a subscriber that drops what it
  * has seen without parsing.
  *

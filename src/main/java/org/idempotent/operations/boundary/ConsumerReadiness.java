@@ -112,7 +112,8 @@ public class ConsumerReadiness implements HealthCheck {
             response.withData(
                     "passwords",
                     "DOWN: development default in force for " + String.join(", ", defaults)
-                            + "; set " + (defaults.size() == 1 ? "it" : "them") + " (README, Configuration) or declare "
+                            + "; set " + (defaults.size() == 1 ? "it" : "them")
+                            + " (server-config/configuration.properties) or declare "
                             + DevelopmentPasswords.DEVELOPMENT + "=true");
             up = false;
         }

@@ -3,11 +3,14 @@ package org.idempotent.payment.control;
 import static java.util.Objects.requireNonNull;
 
 import java.time.Duration;
+import java.util.HexFormat;
 import java.util.Map;
 import org.idempotent.payment.entity.Outcome;
+import org.idempotent.payment.entity.PaymentEvent;
+import org.idempotent.payment.entity.ProcessedEvent;
 import org.idempotent.payment.entity.Rejection;
 
-/** What consuming one event did, and what each kind of outcome carries for the consumer to act on. */
+/** What consuming one message did, and what each kind of outcome carries for the message to be settled by. */
 public sealed interface Consumed {
 
     Outcome outcome();
@@ -32,17 +35,48 @@ public sealed interface Consumed {
     }
 
     /**
-     * Not applied, and not malformed either: the message is moved to the queue of its outcome ({@link Outcome#CONFLICT}
-     * or {@link Outcome#QUARANTINED}) with the rejection and its evidence attached as string properties.
+     * Not applied: the message is moved to the queue of its outcome, {@link Outcome#REJECTED} (not a valid payment,
+     * or refused by the database), {@link Outcome#CONFLICT} or {@link Outcome#QUARANTINED}, with the rejection and its
+     * evidence attached as string properties.
      */
     record MovedAside(Outcome outcome, Rejection rejection, Map<String, String> evidence) implements Consumed {
 
+        /** A payload mismatch's evidence: the fingerprint recorded first under the event ID, and this message's. */
+        public static final String ORIGINAL_FINGERPRINT = "originalFingerprint";
+
+        public static final String FINGERPRINT = "fingerprint";
+
         public MovedAside {
-            if (outcome != Outcome.CONFLICT && outcome != Outcome.QUARANTINED) {
+            if (outcome != Outcome.REJECTED && outcome != Outcome.CONFLICT && outcome != Outcome.QUARANTINED) {
                 throw new IllegalArgumentException("not an outcome that is moved aside: " + outcome);
             }
             requireNonNull(rejection, "rejection");
             evidence = Map.copyOf(evidence);
+        }
+
+        static MovedAside rejected(Rejection rejection) {
+            return new MovedAside(Outcome.REJECTED, rejection, Map.of());
+        }
+
+        /** {@code event} reuses the ID of {@code original} for a different payment: both fingerprints as evidence. */
+        static MovedAside conflict(PaymentEvent event, ProcessedEvent original) {
+            String originalFingerprint = HexFormat.of().formatHex(original.fingerprint());
+            String fingerprint = HexFormat.of().formatHex(event.fingerprint());
+            Rejection mismatch = new Rejection(
+                    Rejection.Reason.PAYLOAD_MISMATCH,
+                    "event " + event.eventId() + " was processed with payload fingerprint " + originalFingerprint
+                            + ", this message has " + fingerprint);
+            // The event ID as a property too: an operator moves one event's conflicts back by it (operate.sh).
+            return new MovedAside(
+                    Outcome.CONFLICT,
+                    mismatch,
+                    Map.of(
+                            DedupHorizon.EVENT_ID,
+                            event.eventId().toString(),
+                            ORIGINAL_FINGERPRINT,
+                            originalFingerprint,
+                            FINGERPRINT,
+                            fingerprint));
         }
     }
 }

@@ -20,6 +20,7 @@ import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.eclipse.microprofile.metrics.MetricRegistry;
 import org.idempotent.Resources;
+import org.idempotent.payment.entity.RejectedMessage;
 
 /**
  * Stops every session of this instance from taking work while PostgreSQL is unreachable, so that an outage longer
@@ -49,6 +50,9 @@ public class DatabaseBreaker {
 
     @Inject
     MetricRegistry registry;
+
+    @Inject
+    PaymentMetrics metrics;
 
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition closed = lock.newCondition();
@@ -116,10 +120,29 @@ public class DatabaseBreaker {
     }
 
     /**
+     * A payment's database work failed: counted by its class (DatabaseFailure); a refusal at commit (a deferred
+     * constraint) is as permanent as a refused statement and becomes a {@link RejectedMessage}; a transient or
+     * unclassified failure probes the database. Returns what to throw.
+     */
+    public RuntimeException failed(RuntimeException e) {
+        if (e instanceof RejectedMessage rejected) {
+            metrics.databaseFailure(DatabaseFailure.Kind.PERMANENT);
+            return rejected;
+        }
+        DatabaseFailure failure = DatabaseFailure.of(e);
+        metrics.databaseFailure(failure.kind());
+        if (failure.kind() == DatabaseFailure.Kind.PERMANENT) {
+            return new RejectedMessage(failure.rejection());
+        }
+        failed();
+        return e;
+    }
+
+    /**
      * A delivery failed in a way that may be the database's: probes it now, and opens if it does not answer. Returns
      * whether it is open.
      */
-    public boolean failed() {
+    boolean failed() {
         Optional<String> failure = probe();
         lock.lock();
         try {

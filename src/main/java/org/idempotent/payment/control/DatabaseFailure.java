@@ -10,7 +10,7 @@ import org.postgresql.util.ServerErrorMessage;
 
 /**
  * A failure of the payment transaction, sorted by the SQLState PostgreSQL gave it, never by the exception type a
- * library wraps it in (README, Failures):
+ * library wraps it in (src/site/markdown/failures.md):
  *
  * <ul>
  *   <li>the dedup key ({@link ProcessedEvent#DEDUP_KEY}, recognised by its constraint name, not by 23505 alone: a
@@ -43,7 +43,7 @@ public record DatabaseFailure(Kind kind, String sqlState, String constraint, Str
     public static DatabaseFailure of(Throwable failure) {
         SQLException sql = sqlCause(failure);
         if (sql == null) {
-            return new DatabaseFailure(Kind.UNCLASSIFIED, null, null, rootMessage(failure));
+            return new DatabaseFailure(Kind.UNCLASSIFIED, null, null, rootCause(failure));
         }
         String state = sql.getSQLState();
         String constraint = constraint(sql);
@@ -103,7 +103,8 @@ public record DatabaseFailure(Kind kind, String sqlState, String constraint, Str
         return null;
     }
 
-    private static String rootMessage(Throwable failure) {
+    /** The innermost cause, by class and message: what a log line needs of a failure. */
+    public static String rootCause(Throwable failure) {
         Throwable root = failure;
         while (root.getCause() != null && root.getCause() != root) {
             root = root.getCause();

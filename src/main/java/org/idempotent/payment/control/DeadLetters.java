@@ -22,6 +22,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.idempotent.Resources;
 import org.idempotent.payment.entity.Rejection;
@@ -66,6 +68,8 @@ public class DeadLetters {
 
     private static final long REMOVE_TIMEOUT_MILLIS = 5000;
 
+    private static final Logger LOG = Logger.getLogger(DeadLetters.class.getName());
+
     @Resource(lookup = Resources.CONNECTION_FACTORY)
     ConnectionFactory connectionFactory;
 
@@ -85,14 +89,6 @@ public class DeadLetters {
     @ConfigProperty(name = "PAYMENTS_QUEUE")
     String paymentsQueue;
 
-    public String queue() {
-        return deadLetterQueue;
-    }
-
-    public String conflictsQueue() {
-        return conflictsQueue;
-    }
-
     public String quarantineQueue() {
         return quarantineQueue;
     }
@@ -105,20 +101,29 @@ public class DeadLetters {
         return sent > 0 ? Instant.ofEpochMilli(sent) : null;
     }
 
-    public void forward(Message message, Rejection rejection) throws JMSException {
-        send(message, rejection, Map.of(), deadLetterQueue);
+    /**
+     * Moves the message to the queue of its outcome (the dead-letter queue for a rejected one, the conflicts or the
+     * quarantine queue), with the rejection and its evidence attached as string properties.
+     */
+    public void moveAside(Message message, Consumed.MovedAside aside) throws JMSException {
+        String queue = switch (aside.outcome()) {
+            case CONFLICT -> conflictsQueue;
+            case QUARANTINED -> quarantineQueue;
+            default -> deadLetterQueue;
+        };
+        String id = message.getJMSMessageID(); // the send gives the message object its copy's ID
+        send(message, aside.rejection(), aside.evidence(), queue);
+        LOG.log(Level.WARNING, "Message {0} not applied ({1}), moved to {2}", new Object[] {id, aside.rejection(), queue
+        });
     }
 
-    /** To the conflicts queue, with {@code evidence} (the two fingerprints) attached as string properties. */
-    public void forwardConflict(Message message, Rejection rejection, Map<String, String> evidence)
-            throws JMSException {
-        send(message, rejection, evidence, conflictsQueue);
-    }
-
-    /** To the quarantine queue, with {@code evidence} (the event ID and the ages) attached as string properties. */
-    public void forwardQuarantine(Message message, Rejection rejection, Map<String, String> evidence)
-            throws JMSException {
-        send(message, rejection, evidence, quarantineQueue);
+    /** A received message for a log line: its ID and how many times it was delivered. */
+    public static String describe(Message message) {
+        try {
+            return message.getJMSMessageID() + " (delivery " + message.getIntProperty("JMSXDeliveryCount") + ")";
+        } catch (JMSException | RuntimeException e) {
+            return "(unreadable: " + e + ")";
+        }
     }
 
     /** How many quarantined messages carry this event ID. */

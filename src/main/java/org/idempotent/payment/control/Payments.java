@@ -3,35 +3,30 @@ package org.idempotent.payment.control;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Event;
 import jakarta.inject.Inject;
+import jakarta.jms.JMSException;
+import jakarta.jms.Message;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HexFormat;
-import java.util.Map;
 import java.util.Optional;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import org.idempotent.payment.entity.Outcome;
 import org.idempotent.payment.entity.PaymentApplied;
 import org.idempotent.payment.entity.PaymentEvent;
 import org.idempotent.payment.entity.ProcessedEvent;
 import org.idempotent.payment.entity.RejectedMessage;
-import org.idempotent.payment.entity.Rejection;
 
 /**
- * The one call the consumer makes per event: applies it, and if it is a duplicate, tells a true duplicate from a
- * producer that reused the ID for a different payment. No transaction of its own: {@link PaymentProcessor#apply} has
- * committed or rolled back before the original record is read, so the read cannot widen the race. A plain CDI bean,
- * not an EJB: it needs no transaction, so it should not cost a container invocation per message.
- *
- * <p>An event older than the {@link DedupHorizon} is judged before anything is written: if its record is still there,
- * it is a duplicate like any other; if not, it may be a duplicate whose record retention purged, so it is quarantined
- * unless an administrator released it.
+ * One delivery of the payments queue, from the message to its outcome: read as a {@link PaymentEvent} or rejected,
+ * judged against the {@link DedupHorizon}, applied by {@link PaymentProcessor#apply} (whose transaction has committed
+ * or rolled back before the duplicate's original is read, so the read cannot widen the race), and settled: a message
+ * that is not applied is moved aside by {@link DeadLetters} with its reason. A plain CDI bean, not an EJB: it needs no
+ * transaction of its own, so it should not cost a container invocation per message.
  */
 @ApplicationScoped
 public class Payments {
 
-    /** A payload mismatch's evidence: the fingerprint recorded first under the event ID, and this message's. */
-    public static final String ORIGINAL_FINGERPRINT = "originalFingerprint";
-
-    public static final String FINGERPRINT = "fingerprint";
+    private static final Logger LOG = Logger.getLogger(Payments.class.getName());
 
     @Inject
     PaymentProcessor processor;
@@ -46,14 +41,56 @@ public class Payments {
     PaymentMetrics metrics;
 
     @Inject
+    DeadLetters deadLetters;
+
+    @Inject
     Event<PaymentApplied> applied;
 
     /**
-     * @param firstSent when the message was first sent (see {@link DedupHorizon}); null if unknown
-     * @throws RejectedMessage if the database refuses the event on every attempt (permanent: dead-letter it)
-     * @throws RuntimeException on a transient or unclassified failure, after the breaker has probed the database
+     * @throws RuntimeException on a transient or unclassified failure, after the breaker has probed the database: the
+     *     adapter rolls the session back and the broker redelivers the message
      */
-    public Consumed consume(PaymentEvent event, Instant firstSent) {
+    public void receive(Message message) {
+        // Before the delivery counts as started: waiting out an outage is not a stuck delivery.
+        breaker.awaitClosed();
+        long started = metrics.started();
+        Outcome outcome = Outcome.FAILED;
+        try {
+            if (message.getJMSRedelivered()) {
+                metrics.redelivered();
+            }
+            Consumed consumed = consume(message);
+            if (consumed instanceof Consumed.MovedAside aside) {
+                deadLetters.moveAside(message, aside);
+            }
+            outcome = consumed.outcome();
+        } catch (JMSException | RuntimeException e) {
+            LOG.log(Level.WARNING, "Message {0} failed; the broker will redeliver it: {1}", new Object[] {
+                DeadLetters.describe(message), DatabaseFailure.rootCause(e)
+            });
+            throw e instanceof RuntimeException unchecked ? unchecked : new IllegalStateException(e);
+        } finally {
+            metrics.finished(started, outcome);
+        }
+    }
+
+    private Consumed consume(Message message) throws JMSException {
+        try {
+            return consume(PaymentEvents.read(message), DeadLetters.firstSent(message));
+        } catch (RejectedMessage rejected) {
+            return Consumed.MovedAside.rejected(rejected.rejection());
+        }
+    }
+
+    /**
+     * An event older than the horizon is judged before anything is written: if its record is still there, it is a
+     * duplicate like any other; if not, it may be a duplicate whose record retention purged, so it is quarantined
+     * unless an administrator released it.
+     *
+     * @param firstSent when the message was first sent (see {@link DedupHorizon}); null if unknown
+     * @throws RejectedMessage if the database refuses the event on every attempt (permanent: move it aside)
+     */
+    private Consumed consume(PaymentEvent event, Instant firstSent) {
         try {
             Instant now = Instant.now();
             Optional<Consumed.MovedAside> stale = horizon.stale(event, firstSent, now);
@@ -70,6 +107,11 @@ public class Payments {
             if (outcome == Outcome.APPLIED) {
                 // Committed: the relay may publish the announcement now.
                 applied.fire(new PaymentApplied(event.eventId(), event.accountId()));
+            } else if (outcome == Outcome.ALREADY_APPLIED) {
+                LOG.log(
+                        Level.INFO,
+                        "Event {0} had no dedup record but was already applied to account {1}",
+                        new Object[] {event.eventId(), event.accountId()});
             }
             if (outcome != Outcome.DUPLICATE) {
                 return new Consumed.Done(outcome);
@@ -78,41 +120,18 @@ public class Payments {
                     .original(event.eventId())
                     .map(original -> afterDuplicate(event, original))
                     .orElseGet(() -> new Consumed.Duplicate(null));
-        } catch (RejectedMessage rejected) {
-            metrics.databaseFailure(DatabaseFailure.Kind.PERMANENT);
-            throw rejected;
         } catch (RuntimeException e) {
-            DatabaseFailure failure = DatabaseFailure.of(e);
-            metrics.databaseFailure(failure.kind());
-            if (failure.kind() == DatabaseFailure.Kind.PERMANENT) {
-                // Refused at commit (a deferred constraint): as permanent as a refused statement.
-                throw new RejectedMessage(failure.rejection());
-            }
-            breaker.failed();
-            throw e;
+            throw breaker.failed(e);
         }
     }
 
-    private static Consumed afterDuplicate(PaymentEvent event, ProcessedEvent original) {
-        if (!original.conflictsWith(event)) {
-            return new Consumed.Duplicate(Duration.between(original.processedAt(), Instant.now()));
+    private Consumed afterDuplicate(PaymentEvent event, ProcessedEvent original) {
+        if (original.conflictsWith(event)) {
+            return Consumed.MovedAside.conflict(event, original);
         }
-        String originalFingerprint = HexFormat.of().formatHex(original.fingerprint());
-        String fingerprint = HexFormat.of().formatHex(event.fingerprint());
-        Rejection mismatch = new Rejection(
-                Rejection.Reason.PAYLOAD_MISMATCH,
-                "event " + event.eventId() + " was processed with payload fingerprint " + originalFingerprint
-                        + ", this message has " + fingerprint);
-        // The event ID as a property too: an operator moves one event's conflicts back by it (operate.sh).
-        return new Consumed.MovedAside(
-                Outcome.CONFLICT,
-                mismatch,
-                Map.of(
-                        DedupHorizon.EVENT_ID,
-                        event.eventId().toString(),
-                        ORIGINAL_FINGERPRINT,
-                        originalFingerprint,
-                        FINGERPRINT,
-                        fingerprint));
+        Duration age = Duration.between(original.processedAt(), Instant.now());
+        metrics.duplicateArrived(age);
+        LOG.log(Level.FINE, "Duplicate event {0} acknowledged without effect", event.eventId());
+        return new Consumed.Duplicate(age);
     }
 }

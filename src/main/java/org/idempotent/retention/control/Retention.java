@@ -83,6 +83,7 @@ public class Retention {
                 Duration.ofDays(config.getValue(RetentionPolicy.WINDOW_DAYS, Integer.class)),
                 config.getValue(RetentionPolicy.BATCH_SIZE, Integer.class),
                 Duration.ofSeconds(config.getValue(RetentionPolicy.TIME_BUDGET_SECONDS, Integer.class)),
+                config.getValue(RetentionPolicy.DUTY_CYCLE_PERCENT, Integer.class),
                 config.getValue(RetentionPolicy.SCHEDULE, String.class),
                 config.getValue(RetentionPolicy.MAX_DELIVERY_ATTEMPTS, Integer.class),
                 Duration.ofSeconds(config.getValue(RetentionPolicy.MAX_REDELIVERY_DELAY_SECONDS, Integer.class)),
@@ -135,6 +136,7 @@ public class Retention {
             delete.setTimestamp(1, cutoff);
             delete.setInt(2, policy.batchSize());
             while (true) {
+                long batchStarted = System.nanoTime();
                 int rows = delete.executeUpdate();
                 batches++;
                 deleted += rows;
@@ -142,6 +144,7 @@ public class Retention {
                 if (rows < policy.batchSize()) {
                     break;
                 }
+                rest(policy.pauseAfter(Duration.ofNanos(System.nanoTime() - batchStarted)));
                 if (System.nanoTime() > deadline) {
                     outcome = Outcome.BUDGET_SPENT;
                     break;
@@ -164,6 +167,16 @@ public class Retention {
                     outcome, deleted, batches, run.duration().toMillis(), run.cutoff(), run.oldestRemainingAge()
                 });
         return run;
+    }
+
+    /** Between two batches; an interrupted purge stops at the next batch's end, as a shut-down server wants. */
+    private static void rest(Duration pause) {
+        try {
+            Thread.sleep(pause.toMillis(), pause.toNanosPart() % 1_000_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("purge interrupted", e);
+        }
     }
 
     private PurgeRun record(PurgeRun run) {

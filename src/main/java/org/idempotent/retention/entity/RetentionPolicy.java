@@ -17,6 +17,7 @@ public record RetentionPolicy(
         Duration window,
         int batchSize,
         Duration timeBudget,
+        int dutyCyclePercent,
         String schedule,
         int maxDeliveryAttempts,
         Duration maxRedeliveryDelay,
@@ -25,6 +26,7 @@ public record RetentionPolicy(
     public static final String WINDOW_DAYS = "RETENTION_DAYS";
     public static final String BATCH_SIZE = "RETENTION_BATCH_SIZE";
     public static final String TIME_BUDGET_SECONDS = "RETENTION_TIME_BUDGET_SECONDS";
+    public static final String DUTY_CYCLE_PERCENT = "RETENTION_DUTY_CYCLE_PERCENT";
     public static final String SCHEDULE = "RETENTION_SCHEDULE";
     public static final String MAX_DELIVERY_ATTEMPTS = "BROKER_MAX_DELIVERY_ATTEMPTS";
     public static final String MAX_REDELIVERY_DELAY_SECONDS = "BROKER_MAX_REDELIVERY_DELAY_SECONDS";
@@ -65,6 +67,9 @@ public record RetentionPolicy(
         if (batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
             problems.add(BATCH_SIZE + "=" + batchSize + " is outside 1.." + MAX_BATCH_SIZE);
         }
+        if (dutyCyclePercent < 1 || dutyCyclePercent > 100) {
+            problems.add(DUTY_CYCLE_PERCENT + "=" + dutyCyclePercent + " is outside 1..100");
+        }
         if (timeBudget.isNegative() || timeBudget.isZero()) {
             problems.add(TIME_BUDGET_SECONDS + "=" + timeBudget.toSeconds() + " must be positive");
         }
@@ -81,6 +86,14 @@ public record RetentionPolicy(
             throw new UnsafeRetention("Retention refused: " + String.join("; ", problems));
         }
         return this;
+    }
+
+    /**
+     * How long to rest after a batch that took {@code batch}, so that the purge spends at most {@link
+     * #dutyCyclePercent} of its time deleting: the rest of the time the database's CPU and disk are the consumers'.
+     */
+    public Duration pauseAfter(Duration batch) {
+        return batch.multipliedBy(100 - dutyCyclePercent).dividedBy(dutyCyclePercent);
     }
 
     /**

@@ -10,7 +10,7 @@ class RetentionPolicyTest {
 
     private static RetentionPolicy policy(Duration window, int batch, String schedule) {
         return new RetentionPolicy(
-                window, batch, Duration.ofMinutes(5), schedule, 20, Duration.ofMinutes(5), Duration.ofDays(7));
+                window, batch, Duration.ofMinutes(5), 50, schedule, 20, Duration.ofMinutes(5), Duration.ofDays(7));
     }
 
     @Test
@@ -45,6 +45,7 @@ class RetentionPolicyTest {
                 Duration.ofDays(14),
                 5000,
                 Duration.ofMinutes(5),
+                50,
                 "hour=*",
                 100,
                 Duration.ofHours(2),
@@ -56,12 +57,40 @@ class RetentionPolicyTest {
     @Test
     void invalidBatchBudgetAndScheduleAreRefusedTogether() {
         RetentionPolicy invalid = new RetentionPolicy(
-                Duration.ofDays(14), 0, Duration.ZERO, "every hour", 20, Duration.ofMinutes(5), Duration.ofDays(7));
+                Duration.ofDays(14), 0, Duration.ZERO, 0, "every hour", 20, Duration.ofMinutes(5), Duration.ofDays(7));
 
         assertThatThrownBy(invalid::requireSafe)
                 .hasMessageContaining("RETENTION_BATCH_SIZE=0")
+                .hasMessageContaining("RETENTION_DUTY_CYCLE_PERCENT=0 is outside 1..100")
                 .hasMessageContaining("RETENTION_TIME_BUDGET_SECONDS=0")
                 .hasMessageContaining("RETENTION_SCHEDULE=every hour");
+    }
+
+    @Test
+    void aPurgeRestsSoThatItDeletesForItsDutyCycleOnly() {
+        RetentionPolicy half = policy(Duration.ofDays(14), 5000, "hour=*");
+        RetentionPolicy quarter = new RetentionPolicy(
+                Duration.ofDays(14),
+                5000,
+                Duration.ofMinutes(5),
+                25,
+                "hour=*",
+                20,
+                Duration.ofMinutes(5),
+                Duration.ofDays(7));
+        RetentionPolicy flatOut = new RetentionPolicy(
+                Duration.ofDays(14),
+                5000,
+                Duration.ofMinutes(5),
+                100,
+                "hour=*",
+                20,
+                Duration.ofMinutes(5),
+                Duration.ofDays(7));
+
+        assertThat(half.pauseAfter(Duration.ofMillis(20))).isEqualTo(Duration.ofMillis(20));
+        assertThat(quarter.pauseAfter(Duration.ofMillis(20))).isEqualTo(Duration.ofMillis(60));
+        assertThat(flatOut.pauseAfter(Duration.ofMillis(20))).isZero();
     }
 
     @Test

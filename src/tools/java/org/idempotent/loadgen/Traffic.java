@@ -1,4 +1,4 @@
-package org.idempotent.faults;
+package org.idempotent.loadgen;
 
 import jakarta.jms.JMSException;
 import jakarta.jms.Message;
@@ -7,49 +7,65 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.idempotent.faults.Workload.Item;
-import org.idempotent.loadgen.PaymentProducer;
+import org.idempotent.loadgen.MessageSet.Item;
 import org.idempotent.stack.Settings;
 
-/** Producers: several threads, each sending its share of the workload in transacted batches. */
-final class Traffic {
+/**
+ * Producers: several threads, each sending its share of a {@link MessageSet} to the payments queue in transacted
+ * batches (one journal sync per batch), as producer applications would.
+ */
+public final class Traffic {
 
-    static final String PROBE = "probe";
-    private static final int BATCH = 100;
+    /** The property that identifies a malformed message, to match the dead-letter queue against what was sent. */
+    public static final String PROBE = "probe";
+
+    private static final int DEFAULT_BATCH = 100;
 
     private final CompletableFuture<Void> done;
     private final AtomicInteger sent = new AtomicInteger();
 
-    private Traffic(Settings settings, List<Item> items, int threads) {
+    private Traffic(Settings settings, List<Item> items, int threads, int batch) {
         ExecutorService producers = Executors.newFixedThreadPool(threads);
         CompletableFuture<?>[] shares = new CompletableFuture<?>[threads];
         for (int t = 0; t < threads; t++) {
             List<Item> share = items.subList(t * items.size() / threads, (t + 1) * items.size() / threads);
-            shares[t] = CompletableFuture.runAsync(() -> send(settings, share), producers);
+            shares[t] = CompletableFuture.runAsync(() -> send(settings, share, batch), producers);
         }
         done = CompletableFuture.allOf(shares).whenComplete((ignored, failure) -> producers.shutdown());
     }
 
     /** Starts sending; {@link #await()} returns once everything is sent. */
-    static Traffic start(Settings settings, List<Item> items, int threads) {
-        return new Traffic(settings, items, threads);
+    public static Traffic start(Settings settings, List<Item> items, int threads, int batch) {
+        if (threads < 1 || batch < 1) {
+            throw new IllegalArgumentException("need threads >= 1 and batch >= 1, got " + threads + ", " + batch);
+        }
+        return new Traffic(settings, items, threads, batch);
+    }
+
+    public static Traffic start(Settings settings, List<Item> items, int threads) {
+        return start(settings, items, threads, DEFAULT_BATCH);
     }
 
     /** Sends everything, and returns once it is on the broker. */
-    static void sendAll(Settings settings, List<Item> items, int threads) {
+    public static void sendAll(Settings settings, List<Item> items, int threads) {
         start(settings, items, threads).await();
     }
 
-    void await() {
+    /** Messages committed to the broker so far. */
+    public int sent() {
+        return sent.get();
+    }
+
+    public void await() {
         done.join();
     }
 
-    private void send(Settings settings, List<Item> share) {
+    private void send(Settings settings, List<Item> share, int batch) {
         try (PaymentProducer producer = new PaymentProducer(settings, settings.get("PAYMENTS_QUEUE"), true)) {
             int inBatch = 0;
             for (Item item : share) {
                 producer.send(message(producer, item));
-                if (++inBatch == BATCH) {
+                if (++inBatch == batch) {
                     producer.commit();
                     sent.addAndGet(inBatch);
                     inBatch = 0;
@@ -64,11 +80,7 @@ final class Traffic {
 
     private static Message message(PaymentProducer producer, Item item) throws JMSException {
         if (item.event() != null) {
-            return producer.session()
-                    .createTextMessage(PaymentProducer.json(
-                            item.event().id(),
-                            item.event().account(),
-                            item.event().amountCents()));
+            return producer.session().createTextMessage(item.event().json());
         }
         Message poison = item.poison().create(producer.session(), item.probe());
         poison.setStringProperty(PROBE, item.probe().toString());

@@ -1,0 +1,216 @@
+package org.idempotent.bench;
+
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
+import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
+import org.idempotent.loadgen.MessageSet;
+import org.idempotent.loadgen.Traffic;
+import org.idempotent.stack.BrokerProcess;
+import org.idempotent.stack.Commands;
+import org.idempotent.stack.Database;
+import org.idempotent.stack.FreePort;
+import org.idempotent.stack.PayaraMicroProcess;
+import org.idempotent.stack.PostgresCluster;
+import org.idempotent.stack.Settings;
+
+/**
+ * What every pass of the benchmark runs against: its own PostgreSQL cluster, one broker (restarted for the
+ * fresh-broker pass), a subscriber on the announcement queue, and the database work around a pass: a fresh schema,
+ * the set preloaded into the queue, the balances checked.
+ */
+final class BenchStack implements AutoCloseable {
+
+    /** Producers of a preload; each commits its share in batches of this many (one journal sync each). */
+    private static final int PRELOAD_PRODUCERS = 2;
+
+    private static final int PRELOAD_BATCH = 500;
+
+    final Settings settings;
+    final PostgresCluster postgres;
+    /** The broker's GC log, to tell a latency tail that is its collector's. */
+    final Path brokerGcLog;
+
+    private BrokerProcess broker;
+    private AnnouncementClock announcements;
+
+    private BenchStack(Settings settings, PostgresCluster postgres, Path brokerGcLog) throws Exception {
+        this.settings = settings;
+        this.postgres = postgres;
+        this.brokerGcLog = brokerGcLog;
+        startBroker();
+    }
+
+    static BenchStack start(Settings settings, PostgresCluster postgres, Path brokerGcLog) throws Exception {
+        return new BenchStack(settings, postgres, brokerGcLog);
+    }
+
+    BrokerProcess broker() {
+        return broker;
+    }
+
+    AnnouncementClock announcements() {
+        return announcements;
+    }
+
+    String queue() {
+        return settings.get("PAYMENTS_QUEUE");
+    }
+
+    /** A new broker on an empty journal (an interrupted earlier run leaves its messages there), and a subscriber. */
+    private void startBroker() throws Exception {
+        Path brokerDir = settings.stackDir().resolve("broker-run");
+        Commands.deleteRecursively(brokerDir);
+        broker = BrokerProcess.startWithJmx(
+                settings.with("STACK_DIR", brokerDir.toString()), false, FreePort.find(), GcPauses.option(brokerGcLog));
+        announcements = new AnnouncementClock(settings);
+    }
+
+    /** As after a full restart: the broker's JVM is new, its journal files too, nothing of it is compiled. */
+    void restartBroker() throws Exception {
+        close();
+        startBroker();
+    }
+
+    void freshSchema() throws SQLException {
+        Database.recreate(settings);
+        FluentConfiguration flyway = Flyway.configure(BenchStack.class.getClassLoader())
+                .dataSource(settings.jdbcUrl(), settings.get("DB_OWNER_USER"), settings.get("DB_OWNER_PASSWORD"))
+                .locations("classpath:db/migration");
+        flyway.getConfigurationExtension(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
+        flyway.load().migrate();
+    }
+
+    /** Dedup records of a long busy past: random (v4) IDs spread over the last 10 days. */
+    void prefill(long rows) throws SQLException {
+        long start = System.nanoTime();
+        sql("INSERT INTO processed_events (event_id, processed_at) SELECT gen_random_uuid(), "
+                + "now() - random() * interval '10 days' FROM generate_series(1, " + rows + ")");
+        sql("VACUUM ANALYZE processed_events");
+        System.out.printf("  (prefilled %,d rows in %.0f s)%n", rows, (System.nanoTime() - start) / 1e9);
+    }
+
+    void sql(String... statements) throws SQLException {
+        try (Connection db = Database.connect(settings);
+                Statement sql = db.createStatement()) {
+            for (String statement : statements) {
+                sql.execute(statement);
+            }
+        }
+    }
+
+    /** The whole set into the queue, committed before anything consumes it. */
+    void preload(MessageSet messages) throws Exception {
+        Traffic.start(settings, messages.items(), PRELOAD_PRODUCERS, PRELOAD_BATCH)
+                .await();
+        long waiting = broker.messageCount(queue());
+        if (waiting != messages.items().size()) {
+            throw new IllegalStateException("preloaded " + waiting + " messages, expected "
+                    + messages.items().size());
+        }
+    }
+
+    /**
+     * The same set once more, on a running instance: the queue paused, what the last pass applied since {@code since}
+     * undone (a prefilled past stays), the set preloaded, the queue resumed.
+     */
+    void again(MessageSet messages, Instant since) throws Exception {
+        broker.pause(queue());
+        try (Connection db = Database.connect(settings);
+                Statement sql = db.createStatement();
+                PreparedStatement delete =
+                        db.prepareStatement("DELETE FROM processed_events WHERE processed_at >= ?")) {
+            sql.execute("TRUNCATE accounts, payment_announcements");
+            delete.setObject(1, since.atOffset(ZoneOffset.UTC));
+            delete.executeUpdate();
+        }
+        preload(messages);
+        broker.resume(queue());
+    }
+
+    String checkBalances(MessageSet messages) throws SQLException {
+        Map<String, Long> actual = new HashMap<>();
+        try (Connection db = Database.connect(settings);
+                PreparedStatement query = db.prepareStatement("SELECT id, balance_cents FROM accounts");
+                ResultSet rows = query.executeQuery()) {
+            while (rows.next()) {
+                actual.put(rows.getString(1), rows.getLong(2));
+            }
+        }
+        if (!actual.equals(messages.expectedBalances())) {
+            throw new IllegalStateException("balances WRONG: " + actual.size() + " accounts, expected "
+                    + messages.expectedBalances().size());
+        }
+        return "balances exact";
+    }
+
+    long count(String query) throws SQLException {
+        try (Connection db = Database.connect(settings);
+                PreparedStatement statement = db.prepareStatement(query);
+                ResultSet row = statement.executeQuery()) {
+            row.next();
+            return row.getLong(1);
+        }
+    }
+
+    long unsentAnnouncements() throws SQLException {
+        return count("SELECT count(*) FROM payment_announcements WHERE sent_at IS NULL");
+    }
+
+    /** Announcements that arrived since the last reset, once {@code expected} have or nothing more comes. */
+    long awaitAnnouncements(long expected) throws InterruptedException {
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (announcements.received() < expected && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        Thread.sleep(500); // anything beyond the expected count would be a copy
+        return announcements.reset();
+    }
+
+    /** CPU milliseconds so far of Payara, the broker, PostgreSQL, and Payara's JIT compiler and GC threads. */
+    double[] cpu(PayaraMicroProcess micro) {
+        return new double[] {
+            CpuTime.ofProcess(micro.pid()),
+            CpuTime.ofProcess(broker.pid()),
+            CpuTime.ofPostgres(postgres.postmasterPid()),
+            CpuTime.ofJitCompilers(micro.pid()),
+            CpuTime.ofGarbageCollector(micro.pid())
+        };
+    }
+
+    /** Where the machine's CPU went during a measured window, per message. */
+    static void printCpu(double[] from, double[] to, long messages) {
+        System.out.printf(
+                java.util.Locale.ROOT,
+                "    CPU per message: Payara %.2f ms (JIT compiler threads %.2f, GC threads %.2f),"
+                        + " broker %.2f ms, PostgreSQL %.2f ms%n",
+                (to[0] - from[0]) / messages,
+                (to[3] - from[3]) / messages,
+                (to[4] - from[4]) / messages,
+                (to[1] - from[1]) / messages,
+                (to[2] - from[2]) / messages);
+    }
+
+    @Override
+    public void close() throws Exception {
+        announcements.close();
+        broker.stop(Duration.ofSeconds(30));
+    }
+
+    static List<String> split(String options) {
+        return options == null || options.isBlank()
+                ? List.of()
+                : List.of(options.trim().split(" +"));
+    }
+}

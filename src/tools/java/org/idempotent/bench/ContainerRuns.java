@@ -1,0 +1,241 @@
+package org.idempotent.bench;
+
+import jakarta.enterprise.inject.spi.Extension;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import org.idempotent.loadgen.MessageSet;
+import org.idempotent.payment.control.PaymentProcessor;
+import org.idempotent.stack.Build;
+import org.idempotent.stack.PayaraMicroProcess;
+import org.idempotent.stack.Settings;
+import org.jboss.shrinkwrap.api.ShrinkWrap;
+import org.jboss.shrinkwrap.api.asset.StringAsset;
+import org.jboss.shrinkwrap.api.exporter.ZipExporter;
+import org.jboss.shrinkwrap.api.spec.WebArchive;
+
+/**
+ * Payara Micro with a WAR (the product, or a copy with a benchmark interceptor), draining a preloaded set twice:
+ * first as it starts (cold: the JIT compiles the whole path while it consumes), then, with the queue paused, the
+ * database reset and the set preloaded again, once the queue resumes (warm: what a consumer that has been running
+ * does). Each pass is timed by the broker's own count of unacknowledged messages, from the first acknowledgement to
+ * the last, and checked.
+ */
+final class ContainerRuns {
+
+    /** Payara's JVM options for a run: a different java binary as {@code java:PATH}, the rest as they are. */
+    record Jvm(Path java, List<String> options) {
+
+        static Jvm of(List<String> tokens) {
+            Path java = tokens.stream()
+                    .filter(option -> option.startsWith("java:"))
+                    .map(option -> Path.of(option.substring(5)))
+                    .findFirst()
+                    .orElse(null);
+            return new Jvm(
+                    java,
+                    tokens.stream()
+                            .filter(option -> !option.startsWith("java:"))
+                            .toList());
+        }
+
+        Jvm plus(List<String> more) {
+            List<String> all = new ArrayList<>(options);
+            all.addAll(more);
+            return new Jvm(java, all);
+        }
+    }
+
+    private final BenchStack stack;
+    private final Jvm base;
+    private final Path profile;
+    private double peakHeapMib;
+    private double peakRssMib;
+    /** The measured window of the profiled pass, if one was profiled. */
+    private Instant profiledFrom;
+
+    private Instant profiledTo;
+
+    /**
+     * @param base Payara's JVM options for every run
+     * @param profile where the profiled pass writes its flight recording; null: none is profiled
+     */
+    ContainerRuns(BenchStack stack, Jvm base, Path profile) {
+        this.stack = stack;
+        this.base = base;
+        this.profile = profile;
+    }
+
+    /** The cold and the warm pass of {@code variant} at {@code sessions}, on a fresh database with a past of {@code pastRows}. */
+    List<Result> run(
+            String variant,
+            int sessions,
+            Path war,
+            MessageSet messages,
+            long pastRows,
+            List<String> jvm,
+            boolean profiled)
+            throws Exception {
+        stack.freshSchema();
+        if (pastRows > 0) {
+            stack.prefill(pastRows);
+        }
+        stack.preload(messages);
+        stack.announcements().reset(); // what an earlier variant's run left arriving
+        Jvm options = base.plus(jvm);
+        if (profiled) {
+            options = options.plus(List.of("-XX:StartFlightRecording=filename=" + profile.toAbsolutePath()
+                    + ",settings=profile,dumponexit=true"));
+        }
+        Settings instance = stack.settings.with("CONSUMER_MAX_SESSIONS", String.valueOf(sessions));
+        long jvmStart = System.nanoTime();
+        try (PayaraMicroProcess micro = PayaraMicroProcess.start(
+                        "bench-" + sessions, instance, war, false, options.java(), options.options());
+                HeapSampler heap = new HeapSampler(micro)) {
+            Instant coldStart = Instant.now();
+            Result cold = drain(variant + Result.COLD, sessions, messages, micro, false, jvmStart);
+            printMemory(micro, heap);
+            stack.again(messages, coldStart);
+            Result warm = drain(variant, sessions, messages, micro, profiled, 0);
+            printMemory(micro, heap);
+            return List.of(cold, warm);
+        }
+    }
+
+    /**
+     * Times the queue from the first acknowledgement to the last, by the broker's own count, and checks the result;
+     * also from {@code jvmStart} (System.nanoTime() before Payara's JVM was started) to the last, unless it is 0. The
+     * product's own passes also wait for its relay to have published everything.
+     */
+    Result drain(
+            String variant,
+            int sessions,
+            MessageSet messages,
+            PayaraMicroProcess micro,
+            boolean profiled,
+            long jvmStart)
+            throws Exception {
+        long total = messages.items().size();
+        long first = 0;
+        long counted = total;
+        long last;
+        double[] cpuAtFirst = null;
+        long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
+        while (true) {
+            long waiting = stack.broker().messageCount(stack.queue());
+            long now = System.nanoTime();
+            if (first == 0 && waiting < total) {
+                first = now;
+                // The clock starts here: only the messages still waiting now are counted against it.
+                counted = waiting;
+                cpuAtFirst = stack.cpu(micro);
+                if (profiled) {
+                    profiledFrom = Instant.now();
+                }
+            }
+            if (waiting == 0 && (!announces(variant) || stack.unsentAnnouncements() == 0)) {
+                last = now;
+                BenchStack.printCpu(cpuAtFirst, stack.cpu(micro), counted);
+                if (profiled) {
+                    profiledTo = Instant.now();
+                }
+                break;
+            }
+            if (now > deadline) {
+                throw new IllegalStateException(
+                        variant + ": " + waiting + " messages still waiting; see " + micro.log());
+            }
+            Thread.sleep(20);
+        }
+        return Report.print(new Result(
+                variant,
+                sessions,
+                (int) counted,
+                (last - first) / 1e9,
+                check(variant, messages),
+                jvmStart == 0 ? 0 : (last - jvmStart) / 1e9));
+    }
+
+    /** Every pass checks what it can: exact balances, and with the outbox one announcement per applied event. */
+    private String check(String variant, MessageSet messages) throws Exception {
+        if (announces(variant)) {
+            long distinct = messages.distinct().size();
+            long announced = stack.awaitAnnouncements(distinct);
+            return stack.checkBalances(messages)
+                    + (announced == distinct
+                            ? ", each announced once"
+                            : ", WRONG: " + announced + " announced of " + distinct);
+        }
+        if (variant.startsWith(ThroughputBenchmark.CONTAINER_CEILING)) {
+            if (stack.count("SELECT count(*) FROM accounts") != 0) {
+                throw new IllegalStateException(variant + ": WRONG, the database was touched");
+            }
+            return "no database effect";
+        }
+        if (variant.startsWith(ThroughputBenchmark.DEDUP_OFF)) {
+            return "not checked: without dedup duplicates are applied twice";
+        }
+        return stack.checkBalances(messages);
+    }
+
+    /** The product's own runs: their time includes the relay's, and every applied event must be announced. */
+    private static boolean announces(String variant) {
+        return variant.startsWith("product");
+    }
+
+    /** Payara's peak used heap (sampled) and peak resident set (the kernel's high-water mark) since it started. */
+    private void printMemory(PayaraMicroProcess micro, HeapSampler heap) {
+        double rss = CpuTime.peakRssMib(micro.pid());
+        peakHeapMib = Math.max(peakHeapMib, heap.peakMib());
+        peakRssMib = Math.max(peakRssMib, rss);
+        System.out.printf(
+                Locale.ROOT, "    Payara memory so far: peak heap %.0f MiB, peak RSS %.0f MiB%n", heap.peakMib(), rss);
+    }
+
+    double peakHeapMib() {
+        return peakHeapMib;
+    }
+
+    double peakRssMib() {
+        return peakRssMib;
+    }
+
+    /** The profiled pass's flight recording summarised over its measured window, if one was profiled. */
+    void summarizeProfile() throws Exception {
+        if (profiledFrom != null && profile != null && profile.toFile().exists()) {
+            Profile.summarize(profile, profiledFrom, profiledTo);
+        }
+    }
+
+    /**
+     * A copy of the product WAR with a benchmark interceptor bound to one method: of an EJB by an ejb-jar.xml, of
+     * PaymentProcessor (a CDI bean, only {@code apply}) by the {@link BindToApply} extension.
+     */
+    static Path benchWar(Path dir, Class<?> interceptor, String bean, String method) {
+        Path war = dir.resolve("bench-" + interceptor.getSimpleName() + "-" + bean + ".war");
+        WebArchive copy = ShrinkWrap.createFromZipFile(WebArchive.class, Build.WAR.toFile())
+                .addClass(interceptor);
+        if (bean.equals(PaymentProcessor.class.getSimpleName()) && method.equals("apply")) {
+            copy.addClasses(BenchBinding.class, BenchBinding.Literal.class, BindToApply.class)
+                    .addAsServiceProvider(Extension.class, BindToApply.class);
+        } else {
+            copy.addAsWebInfResource(
+                    new StringAsset("""
+                    <ejb-jar xmlns="https://jakarta.ee/xml/ns/jakartaee" version="4.0">
+                        <interceptors><interceptor><interceptor-class>%1$s</interceptor-class></interceptor></interceptors>
+                        <assembly-descriptor>
+                            <interceptor-binding>
+                                <ejb-name>%2$s</ejb-name>
+                                <interceptor-class>%1$s</interceptor-class>
+                                <method><method-name>%3$s</method-name></method>
+                            </interceptor-binding>
+                        </assembly-descriptor>
+                    </ejb-jar>""".formatted(interceptor.getName(), bean, method)), "ejb-jar.xml");
+        }
+        copy.as(ZipExporter.class).exportTo(war.toFile(), true);
+        return war;
+    }
+}

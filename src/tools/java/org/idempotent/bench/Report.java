@@ -1,0 +1,238 @@
+package org.idempotent.bench;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The results of one run, side by side: a line per pass as it ends, then the table, the issue's ratios for the warm
+ * and the cold passes, the targets, memory and latency; a CSV and a PNG chart in target/bench.
+ */
+final class Report {
+
+    private final List<Result> results = new ArrayList<>();
+    /** The --compare variants' names, in order. */
+    private final List<String> compared = new ArrayList<>();
+
+    private PacedLatency.Measured latency;
+    private double peakHeapMib;
+    private double peakRssMib;
+    private String jvmOptions = "defaults";
+
+    void add(Result result) {
+        results.add(result);
+    }
+
+    void addAll(List<Result> passes) {
+        results.addAll(passes);
+    }
+
+    void compared(String label) {
+        compared.add(label);
+    }
+
+    void latency(PacedLatency.Measured measured) {
+        latency = measured;
+    }
+
+    void memory(double heapMib, double rssMib, String options) {
+        peakHeapMib = heapMib;
+        peakRssMib = rssMib;
+        jvmOptions = options;
+    }
+
+    /** One pass, as it ends. */
+    static Result print(Result r) {
+        System.out.printf(
+                Locale.ROOT,
+                "  %-38s %3d  %6d msgs %7.2f s %8.0f msg/s  %s%s%n",
+                r.variant(),
+                r.concurrency(),
+                r.messages(),
+                r.seconds(),
+                r.rate(),
+                r.check(),
+                r.fromJvmStart() == 0
+                        ? ""
+                        : String.format(Locale.ROOT, "; JVM start to last acknowledgement %.1f s", r.fromJvmStart()));
+        return r;
+    }
+
+    /** The variant's fastest pass. */
+    Result best(String variant) {
+        return results.stream()
+                .filter(r -> r.variant().equals(variant))
+                .max((a, b) -> Double.compare(a.rate(), b.rate()))
+                .orElseThrow();
+    }
+
+    void write(Path out) throws IOException {
+        Files.createDirectories(out);
+        StringBuilder csv = new StringBuilder(
+                "variant,concurrency,messages,seconds,messages_per_second,check,seconds_from_jvm_start\n");
+        System.out.printf("%n%-40s %5s %12s%n", "variant", "N", "messages/s");
+        for (Result r : results) {
+            System.out.printf(Locale.ROOT, "%-40s %5d %12.0f%n", r.variant(), r.concurrency(), r.rate());
+            // Quoted: variant names and checks contain commas.
+            csv.append(String.format(
+                    Locale.ROOT,
+                    "\"%s\",%d,%d,%.3f,%.1f,\"%s\",%.1f%n",
+                    r.variant(),
+                    r.concurrency(),
+                    r.messages(),
+                    r.seconds(),
+                    r.rate(),
+                    r.check(),
+                    r.fromJvmStart()));
+        }
+        Files.writeString(out.resolve("throughput.csv"), csv);
+        printRatios("warm: the second pass, what a running consumer does", "");
+        printRatios("cold start: the first pass, JIT compilation included", Result.COLD);
+        printTargets();
+        if (peakRssMib > 0) {
+            System.out.printf(
+                    Locale.ROOT,
+                    "%nPayara memory over all container runs: peak heap %.0f MiB, peak RSS %.0f MiB (JVM options: %s)%n",
+                    peakHeapMib,
+                    peakRssMib,
+                    jvmOptions);
+        }
+        if (latency != null) {
+            System.out.println("\nLatency, the paced passes:");
+            latency.lines().forEach(line -> System.out.println("  " + line));
+        }
+        Chart.write(results, out.resolve("throughput.png"));
+        System.out.println("\nWrote " + out.resolve("throughput.csv") + " and " + out.resolve("throughput.png"));
+    }
+
+    /** Cold start against warm, in the same run: the figures an operator meets after a deploy or a restart. */
+    private void printTargets() {
+        if (!has("product" + Result.COLD)) {
+            return;
+        }
+        System.out.printf(
+                "%nCold start (a fresh Payara JVM; each pass's warm figure is the same instance's second pass)%n");
+        for (String variant : List.of("product", ThroughputBenchmark.FRESH_BROKER)) {
+            if (!has(variant)) {
+                continue;
+            }
+            Result warm = best(variant);
+            Result cold = resultAt(variant + Result.COLD, warm.concurrency());
+            target(variant + ", cold / warm, N=" + warm.concurrency(), cold.rate() / warm.rate(), ">=", 0.75);
+            target(variant + ", cold msg/s, N=" + warm.concurrency(), cold.rate(), ">=", 1500);
+            System.out.printf(
+                    Locale.ROOT, "  %-44s %7.1f s%n", variant + ", JVM start to last ack", cold.fromJvmStart());
+        }
+        for (String variant : compared) {
+            Result warm = best(variant);
+            String label = variant.substring(ThroughputBenchmark.COMPARED.length());
+            target(label + " / default, warm", warm.rate() / rateAt("product", warm.concurrency()), ">=", 1);
+            target(
+                    label + " / default, cold",
+                    rateAt(variant + Result.COLD, warm.concurrency())
+                            / rateAt("product" + Result.COLD, warm.concurrency()),
+                    ">=",
+                    1);
+            System.out.printf(
+                    Locale.ROOT,
+                    "  %-44s %7.1f s (default %.1f s)%n",
+                    label + ", JVM start to last ack",
+                    resultAt(variant + Result.COLD, warm.concurrency()).fromJvmStart(),
+                    resultAt("product" + Result.COLD, warm.concurrency()).fromJvmStart());
+        }
+        if (latency != null) {
+            System.out.printf("%nLatency, send to commit at half the warm rate%n");
+            target("p99, ms", latency.plain().millisAt(0.99), "<", 20);
+            target("p99 during a purge of 1M rows, ms", latency.duringPurge().millisAt(0.99), "<", 20);
+        }
+    }
+
+    private static void target(String name, double value, String relation, double bound) {
+        boolean met = relation.equals("<") ? value < bound : value >= bound;
+        System.out.printf(
+                Locale.ROOT,
+                "  %-44s %7.2f   target %s %.2f  %s%n",
+                name,
+                value,
+                relation,
+                bound,
+                met ? "met" : "MISSED");
+    }
+
+    /** The ratios over the variants named with {@code suffix}, each at its best concurrency. */
+    private void printRatios(String title, String suffix) {
+        if (!has("product" + suffix)) {
+            return;
+        }
+        Result product = best("product" + suffix);
+        Map<String, double[]> ratios = new LinkedHashMap<>();
+        if (has(DbCeiling.VARIANT)) {
+            Result db = best(DbCeiling.VARIANT);
+            ratios.put("product / DB ceiling", new double[] {product.rate() / db.rate(), 0.70});
+            if (has(ThroughputBenchmark.CONTAINER_CEILING + suffix)) {
+                double container =
+                        best(ThroughputBenchmark.CONTAINER_CEILING + suffix).rate();
+                ratios.put("container ceiling / DB ceiling", new double[] {container / db.rate(), 0.50});
+            }
+        }
+        against(ratios, ThroughputBenchmark.DEDUP_OFF + suffix, "dedup on / dedup off", suffix, 0.85);
+        results.stream()
+                .filter(r -> r.variant().startsWith("product, -Xmx")
+                        && r.variant().endsWith(suffix)
+                        && (!suffix.isEmpty() || !r.variant().endsWith(Result.COLD)))
+                .forEach(sized -> ratios.put(
+                        sized.variant().substring("product, ".length()).replace(suffix, "") + " / default heap",
+                        new double[] {sized.rate() / rateAt("product" + suffix, sized.concurrency()), 0.95}));
+        against(ratios, ThroughputBenchmark.OUTBOX_OFF + suffix, "outbox on / outbox off", suffix, 0.85);
+        for (String ids : List.of("v4", "v7")) {
+            results.stream()
+                    .filter(r -> r.variant().equals("product, 10M rows, " + ids + " IDs" + suffix))
+                    .forEach(big -> ratios.put("10M rows, " + ids + " IDs / empty", new double[] {
+                        big.rate() / rateAt("product" + suffix, big.concurrency()), 0.80
+                    }));
+        }
+        System.out.printf(
+                "%nRatios, %s (each variant at its best concurrency; product N=%d)%n", title, product.concurrency());
+        ratios.forEach((name, value) -> System.out.printf(
+                Locale.ROOT,
+                "  %-32s %5.2f   target >= %.2f  %s%n",
+                name,
+                value[0],
+                value[1],
+                value[0] >= value[1] ? "met" : "MISSED"));
+    }
+
+    /** The product against {@code variant}, at the concurrency the variant ran at. */
+    private void against(Map<String, double[]> ratios, String variant, String name, String suffix, double target) {
+        results.stream()
+                .filter(r -> r.variant().equals(variant))
+                .findFirst()
+                .ifPresent(other -> ratios.put(name, new double[] {
+                    rateAt("product" + suffix, other.concurrency()) / other.rate(), target
+                }));
+    }
+
+    private boolean has(String variant) {
+        return results.stream().anyMatch(r -> r.variant().equals(variant));
+    }
+
+    private double rateAt(String variant, int concurrency) {
+        return resultAt(variant, concurrency).rate();
+    }
+
+    private Result resultAt(String variant, int concurrency) {
+        return results.stream()
+                .filter(r -> r.variant().equals(variant) && r.concurrency() == concurrency)
+                .findFirst()
+                .orElseThrow();
+    }
+
+    List<Result> results() {
+        return results;
+    }
+}
