@@ -16,14 +16,11 @@ import java.util.List;
 import java.util.UUID;
 import org.idempotent.fixtures.AnnouncementSubscriber;
 import org.idempotent.fixtures.AnnouncementSubscriber.Received;
-import org.idempotent.fixtures.Ledger;
 import org.idempotent.fixtures.RunningConsumer;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.stack.AdminClient;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.InstanceMetrics;
-import org.idempotent.stack.PayaraMicroProcess;
-import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -41,19 +38,11 @@ class AnnouncementIT {
     @RegisterExtension
     static final RunningConsumer consumer = RunningConsumer.on("announce-it", "it.announce");
 
-    private static Settings settings;
-    private static PayaraMicroProcess micro;
-    private static Ledger ledger;
-    private static AdminClient admin;
     private static AnnouncementSubscriber subscriber;
 
     @BeforeAll
     static void startConsumer() throws JMSException {
-        settings = consumer.settings();
-        subscriber = new AnnouncementSubscriber(settings);
-        micro = consumer.process();
-        ledger = new Ledger(settings);
-        admin = AdminClient.as(micro, settings.get("ADMIN_USER"), settings.get("ADMIN_PASSWORD"));
+        subscriber = new AnnouncementSubscriber(consumer.settings());
     }
 
     @AfterAll
@@ -68,7 +57,8 @@ class AnnouncementIT {
         String prefix = "ann-" + UUID.randomUUID().toString().substring(0, 8) + "-";
         List<UUID> applied = new ArrayList<>();
         UUID conflicting = UUID.randomUUID();
-        try (PaymentProducer producer = new PaymentProducer(settings, settings.get("PAYMENTS_QUEUE"))) {
+        try (PaymentProducer producer =
+                new PaymentProducer(consumer.settings(), consumer.settings().get("PAYMENTS_QUEUE"))) {
             for (int i = 0; i < 60; i++) {
                 UUID eventId = UUID.randomUUID();
                 String body = PaymentProducer.json(eventId, prefix + (i % 3), 100 + i);
@@ -83,24 +73,28 @@ class AnnouncementIT {
             producer.sendText("{\"eventId\": \"not a uuid\"}"); // rejected: unannounced
         }
         await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(ledger.processedCount(applied)).isEqualTo(61));
+                .untilAsserted(() ->
+                        assertThat(consumer.ledger().processedCount(applied)).isEqualTo(61));
 
         List<Received> mine = receiveFor(prefix, 61);
 
         assertThat(mine).extracting(Received::eventId).containsExactlyInAnyOrderElementsOf(applied);
         assertThat(AnnouncementSubscriber.violations(mine)).isEmpty();
         AnnouncementSubscriber.lastPerAccount(mine)
-                .forEach((account, last) ->
-                        assertThat(last.balanceCents()).as(account).isEqualTo(ledger.balance(account)));
+                .forEach((account, last) -> assertThat(last.balanceCents())
+                        .as(account)
+                        .isEqualTo(consumer.ledger().balance(account)));
         assertThat(AnnouncementSubscriber.lastPerAccount(mine).get(prefix + "0").sequence())
                 .isEqualTo(20);
 
-        HttpResponse<String> state = admin.get("/admin/announcements/events/" + applied.get(0));
+        HttpResponse<String> state = consumer.admin().get("/admin/announcements/events/" + applied.get(0));
         assertThat(state.statusCode()).isEqualTo(200);
         JsonObject first = AdminClient.array(state).getJsonObject(0);
         assertThat(first.getString("state")).isEqualTo("SENT");
         assertThat(first.getJsonNumber("sequence").longValue()).isEqualTo(1);
-        assertThat(admin.get("/admin/announcements/events/" + UUID.randomUUID()).statusCode())
+        assertThat(consumer.admin()
+                        .get("/admin/announcements/events/" + UUID.randomUUID())
+                        .statusCode())
                 .isEqualTo(404);
     }
 
@@ -112,7 +106,7 @@ class AnnouncementIT {
         assertThat(first).extracting(Received::sequence).containsExactly(1L, 2L, 3L, 4L, 5L);
 
         HttpResponse<String> answer =
-                admin.post("/admin/announcements/accounts/" + account + "/reannounce?fromSequence=3");
+                consumer.admin().post("/admin/announcements/accounts/" + account + "/reannounce?fromSequence=3");
 
         assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
         assertThat(AdminClient.json(answer).getInt("reannounced")).isEqualTo(3);
@@ -126,10 +120,12 @@ class AnnouncementIT {
                 .extracting(Received::balanceCents)
                 .containsExactlyElementsOf(
                         first.subList(2, 5).stream().map(Received::balanceCents).toList());
-        assertThat(admin.post("/admin/announcements/accounts/" + account + "/reannounce")
+        assertThat(consumer.admin()
+                        .post("/admin/announcements/accounts/" + account + "/reannounce")
                         .statusCode())
                 .isEqualTo(400);
-        assertThat(admin.post("/admin/announcements/accounts/nobody-" + account + "/reannounce?fromSequence=1")
+        assertThat(consumer.admin()
+                        .post("/admin/announcements/accounts/nobody-" + account + "/reannounce?fromSequence=1")
                         .statusCode())
                 .isEqualTo(404);
     }
@@ -144,11 +140,11 @@ class AnnouncementIT {
         String account = "resend-" + UUID.randomUUID().toString().substring(0, 8);
         applyPayments(account, 4);
         assertThat(receiveFor(account, 4)).hasSize(4);
-        InstanceMetrics metrics = new InstanceMetrics(micro);
+        InstanceMetrics metrics = new InstanceMetrics(consumer.process());
         double republished = metrics.gauge("announcement_republished_total");
 
         // One statement: the relay sees the four unmarked rows and the two new ones in the same pass.
-        try (Connection db = Database.connect(settings);
+        try (Connection db = Database.connect(consumer.settings());
                 PreparedStatement unmark = db.prepareStatement("""
                 WITH unmarked AS (UPDATE payment_announcements SET sent_at = NULL WHERE account_id = ? RETURNING id)
                 SELECT count(*) FROM unmarked""")) {
@@ -169,7 +165,8 @@ class AnnouncementIT {
 
     private static List<UUID> applyPayments(String account, int count) throws JMSException {
         List<UUID> events = new ArrayList<>();
-        try (PaymentProducer producer = new PaymentProducer(settings, settings.get("PAYMENTS_QUEUE"))) {
+        try (PaymentProducer producer =
+                new PaymentProducer(consumer.settings(), consumer.settings().get("PAYMENTS_QUEUE"))) {
             for (int i = 0; i < count; i++) {
                 UUID eventId = UUID.randomUUID();
                 producer.sendText(PaymentProducer.json(eventId, account, 10 + i));
@@ -177,7 +174,8 @@ class AnnouncementIT {
             }
         }
         await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(ledger.processedCount(events)).isEqualTo(count));
+                .untilAsserted(() ->
+                        assertThat(consumer.ledger().processedCount(events)).isEqualTo(count));
         return events;
     }
 
@@ -197,7 +195,7 @@ class AnnouncementIT {
     }
 
     private static long unsent(String account) throws SQLException {
-        try (Connection db = Database.connect(settings);
+        try (Connection db = Database.connect(consumer.settings());
                 PreparedStatement query = db.prepareStatement(
                         "SELECT count(*) FROM payment_announcements WHERE account_id = ? AND sent_at IS NULL")) {
             query.setString(1, account);

@@ -17,14 +17,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.idempotent.fixtures.Ledger;
 import org.idempotent.fixtures.RunningConsumer;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.payment.control.Consumed;
 import org.idempotent.payment.control.DeadLetters;
-import org.idempotent.stack.InstanceMetrics;
-import org.idempotent.stack.PayaraMicroProcess;
-import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -41,21 +37,14 @@ class PaymentConsumerIT {
     @RegisterExtension
     static final RunningConsumer consumer = RunningConsumer.on("consumer-it", "it.consumer");
 
-    private static Settings settings;
-    private static PayaraMicroProcess micro;
-    private static InstanceMetrics metrics;
-    private static Ledger ledger;
     private static DeadLetterReader deadLetters;
     private static DeadLetterReader conflicts;
 
     @BeforeAll
     static void startConsumer() throws JMSException {
-        settings = consumer.settings();
-        micro = consumer.process();
-        metrics = new InstanceMetrics(micro);
-        ledger = new Ledger(settings);
-        deadLetters = new DeadLetterReader(settings);
-        conflicts = new DeadLetterReader(settings, settings.get("CONFLICTS_QUEUE"));
+        deadLetters = new DeadLetterReader(consumer.settings());
+        conflicts =
+                new DeadLetterReader(consumer.settings(), consumer.settings().get("CONFLICTS_QUEUE"));
     }
 
     @AfterAll
@@ -72,24 +61,26 @@ class PaymentConsumerIT {
     void firstPaymentCreatesTheAccount() throws JMSException {
         String account = account();
         UUID eventId = UUID.randomUUID();
-        assertThat(ledger.balance(account)).isNull();
+        assertThat(consumer.ledger().balance(account)).isNull();
 
         send(PaymentProducer.json(eventId, account, 1234));
 
         await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(1234));
-        assertThat(ledger.isProcessed(eventId)).isTrue();
+                .untilAsserted(
+                        () -> assertThat(consumer.ledger().balance(account)).isEqualTo(1234));
+        assertThat(consumer.ledger().isProcessed(eventId)).isTrue();
     }
 
     @Test
     void bytesMessageWithUtf8JsonIsApplied() throws JMSException {
         String account = account();
-        try (PaymentProducer producer = new PaymentProducer(settings)) {
+        try (PaymentProducer producer = new PaymentProducer(consumer.settings())) {
             producer.sendBytes(PaymentProducer.json(UUID.randomUUID(), account, 77));
         }
 
         await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(77));
+                .untilAsserted(
+                        () -> assertThat(consumer.ledger().balance(account)).isEqualTo(77));
     }
 
     @Test
@@ -98,16 +89,18 @@ class PaymentConsumerIT {
         UUID eventId = UUID.randomUUID();
         send(PaymentProducer.json(eventId, account, 500));
         await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(500));
-        long duplicates = metrics.outcome("duplicate");
-        long failed = metrics.outcome("failed");
+                .untilAsserted(
+                        () -> assertThat(consumer.ledger().balance(account)).isEqualTo(500));
+        long duplicates = consumer.metrics().outcome("duplicate");
+        long failed = consumer.metrics().outcome("failed");
 
         send(PaymentProducer.json(eventId, account, 500));
 
         await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1));
-        assertThat(ledger.balance(account)).isEqualTo(500);
-        assertThat(metrics.outcome("failed"))
+                .untilAsserted(() ->
+                        assertThat(consumer.metrics().outcome("duplicate")).isEqualTo(duplicates + 1));
+        assertThat(consumer.ledger().balance(account)).isEqualTo(500);
+        assertThat(consumer.metrics().outcome("failed"))
                 .as("a duplicate is not a failure: no rollback, no redelivery")
                 .isEqualTo(failed);
     }
@@ -118,22 +111,24 @@ class PaymentConsumerIT {
         UUID eventId = UUID.randomUUID();
         send(PaymentProducer.json(eventId, account, 900));
         await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(900));
-        ledger.age(eventId, Duration.ofDays(6));
-        long duplicates = metrics.outcome("duplicate");
-        double ages = metrics.gauge("payments_duplicate_age_seconds_count");
-        double sum = metrics.gauge("payments_duplicate_age_seconds_sum");
+                .untilAsserted(
+                        () -> assertThat(consumer.ledger().balance(account)).isEqualTo(900));
+        consumer.ledger().age(eventId, Duration.ofDays(6));
+        long duplicates = consumer.metrics().outcome("duplicate");
+        double ages = consumer.metrics().gauge("payments_duplicate_age_seconds_count");
+        double sum = consumer.metrics().gauge("payments_duplicate_age_seconds_sum");
 
         send(PaymentProducer.json(eventId, account, 900));
 
         await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1));
-        assertThat(ledger.balance(account)).isEqualTo(900);
-        assertThat(metrics.gauge("payments_duplicate_age_seconds_count"))
+                .untilAsserted(() ->
+                        assertThat(consumer.metrics().outcome("duplicate")).isEqualTo(duplicates + 1));
+        assertThat(consumer.ledger().balance(account)).isEqualTo(900);
+        assertThat(consumer.metrics().gauge("payments_duplicate_age_seconds_count"))
                 .as("its age is recorded")
                 .isEqualTo(ages + 1);
         // The sum is exact; max and quantiles come from a sampling reservoir that may skip one value among many.
-        assertThat(metrics.gauge("payments_duplicate_age_seconds_sum") - sum)
+        assertThat(consumer.metrics().gauge("payments_duplicate_age_seconds_sum") - sum)
                 .isBetween(6 * 86_400.0, 6 * 86_400.0 + 120);
     }
 
@@ -149,15 +144,15 @@ class PaymentConsumerIT {
         int events = 200;
         int copies = 8;
         String prefix = account();
-        long applied = metrics.outcome("applied");
-        long duplicates = metrics.outcome("duplicate");
+        long applied = consumer.metrics().outcome("applied");
+        long duplicates = consumer.metrics().outcome("duplicate");
         Map<String, Long> expected = new HashMap<>();
         List<UUID> ids = new ArrayList<>();
         String held = prefix + "-0";
-        ledger.setBalance(held, 0);
+        consumer.ledger().setBalance(held, 0);
         expected.put(held, 0L);
-        try (PaymentProducer producer = new PaymentProducer(settings)) {
-            try (AutoCloseable lock = ledger.lockAccount(held)) {
+        try (PaymentProducer producer = new PaymentProducer(consumer.settings())) {
+            try (AutoCloseable lock = consumer.ledger().lockAccount(held)) {
                 UUID eventId = UUID.randomUUID();
                 ids.add(eventId);
                 expected.merge(held, 50L, Long::sum);
@@ -165,7 +160,7 @@ class PaymentConsumerIT {
                     producer.sendText(PaymentProducer.json(eventId, held, 50));
                 }
                 await().atMost(PATIENCE)
-                        .untilAsserted(() -> assertThat(ledger.sessionsWaitingForALock())
+                        .untilAsserted(() -> assertThat(consumer.ledger().sessionsWaitingForALock())
                                 .as("the winner on the account row, its copies on the winner's dedup row")
                                 .isGreaterThanOrEqualTo(3));
             }
@@ -182,14 +177,16 @@ class PaymentConsumerIT {
         }
 
         await().atMost(Duration.ofMinutes(3))
-                .untilAsserted(() -> assertThat(
-                                metrics.outcome("applied") - applied + metrics.outcome("duplicate") - duplicates)
+                .untilAsserted(() -> assertThat(consumer.metrics().outcome("applied")
+                                - applied
+                                + consumer.metrics().outcome("duplicate")
+                                - duplicates)
                         .isEqualTo((long) events * copies));
-        assertThat(metrics.outcome("applied") - applied).isEqualTo(events);
-        assertThat(metrics.outcome("duplicate") - duplicates).isEqualTo((long) events * (copies - 1));
-        assertThat(ledger.processedCount(ids)).isEqualTo(events);
+        assertThat(consumer.metrics().outcome("applied") - applied).isEqualTo(events);
+        assertThat(consumer.metrics().outcome("duplicate") - duplicates).isEqualTo((long) events * (copies - 1));
+        assertThat(consumer.ledger().processedCount(ids)).isEqualTo(events);
         expected.forEach((account, balance) ->
-                assertThat(ledger.balance(account)).as(account).isEqualTo(balance));
+                assertThat(consumer.ledger().balance(account)).as(account).isEqualTo(balance));
     }
 
     @Test
@@ -198,11 +195,12 @@ class PaymentConsumerIT {
         UUID eventId = UUID.randomUUID();
         send(PaymentProducer.json(eventId, account, 500));
         await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(500));
-        long conflictCount = metrics.outcome("conflict");
+                .untilAsserted(
+                        () -> assertThat(consumer.ledger().balance(account)).isEqualTo(500));
+        long conflictCount = consumer.metrics().outcome("conflict");
         String probe = UUID.randomUUID().toString();
 
-        try (PaymentProducer producer = new PaymentProducer(settings)) {
+        try (PaymentProducer producer = new PaymentProducer(consumer.settings())) {
             for (String reuse : List.of(
                     PaymentProducer.json(eventId, account, 900), PaymentProducer.json(eventId, account(), 500))) {
                 TextMessage message = producer.session().createTextMessage(reuse);
@@ -219,8 +217,8 @@ class PaymentConsumerIT {
                     .isNotEqualTo(message.getStringProperty(Consumed.MovedAside.FINGERPRINT));
             assertThat(message.getStringProperty(DeadLetters.DETAIL)).contains(eventId.toString());
         }
-        assertThat(metrics.outcome("conflict") - conflictCount).isEqualTo(2);
-        assertThat(ledger.balance(account)).isEqualTo(500);
+        assertThat(consumer.metrics().outcome("conflict") - conflictCount).isEqualTo(2);
+        assertThat(consumer.ledger().balance(account)).isEqualTo(500);
         assertThat(deadLetters.receive("probe = '" + probe + "'", 0, Duration.ofSeconds(1)))
                 .as("a conflict is not a malformed message")
                 .isEmpty();
@@ -233,12 +231,12 @@ class PaymentConsumerIT {
     @Test
     void duplicatesAndConflictingReusesDeliveredTogetherAreEachClassified() throws JMSException {
         int events = 50;
-        long applied = metrics.outcome("applied");
-        long duplicates = metrics.outcome("duplicate");
-        long conflictCount = metrics.outcome("conflict");
+        long applied = consumer.metrics().outcome("applied");
+        long duplicates = consumer.metrics().outcome("duplicate");
+        long conflictCount = consumer.metrics().outcome("conflict");
         String probe = UUID.randomUUID().toString();
         Map<String, UUID> accounts = new LinkedHashMap<>();
-        try (PaymentProducer producer = new PaymentProducer(settings)) {
+        try (PaymentProducer producer = new PaymentProducer(consumer.settings())) {
             for (int i = 0; i < events; i++) {
                 UUID eventId = UUID.randomUUID();
                 String account = account();
@@ -254,24 +252,24 @@ class PaymentConsumerIT {
         }
 
         await().atMost(Duration.ofMinutes(2))
-                .untilAsserted(() -> assertThat(metrics.outcome("applied")
+                .untilAsserted(() -> assertThat(consumer.metrics().outcome("applied")
                                 - applied
-                                + metrics.outcome("duplicate")
+                                + consumer.metrics().outcome("duplicate")
                                 - duplicates
-                                + metrics.outcome("conflict")
+                                + consumer.metrics().outcome("conflict")
                                 - conflictCount)
                         .isEqualTo(events * 6L));
         long expectedDuplicates = 0;
         long expectedConflicts = 0;
         for (String account : accounts.keySet()) {
-            long balance = ledger.balance(account);
+            long balance = consumer.ledger().balance(account);
             assertThat(balance).as(account).isIn(100L, 200L);
             expectedDuplicates += balance == 100 ? 3 : 1;
             expectedConflicts += balance == 100 ? 2 : 4;
         }
-        assertThat(metrics.outcome("applied") - applied).isEqualTo(events);
-        assertThat(metrics.outcome("duplicate") - duplicates).isEqualTo(expectedDuplicates);
-        assertThat(metrics.outcome("conflict") - conflictCount).isEqualTo(expectedConflicts);
+        assertThat(consumer.metrics().outcome("applied") - applied).isEqualTo(events);
+        assertThat(consumer.metrics().outcome("duplicate") - duplicates).isEqualTo(expectedDuplicates);
+        assertThat(consumer.metrics().outcome("conflict") - conflictCount).isEqualTo(expectedConflicts);
         assertThat(conflicts.receive("probe = '" + probe + "'", (int) expectedConflicts, PATIENCE))
                 .allSatisfy(message -> assertThat(message.getStringProperty(DeadLetters.REASON))
                         .isEqualTo("PAYLOAD_MISMATCH"));
@@ -281,23 +279,25 @@ class PaymentConsumerIT {
     void transientFailureRollsBackPaymentAndDedupRecordTogetherAndIsRedelivered() throws JMSException {
         String account = account();
         UUID eventId = UUID.randomUUID();
-        long failed = metrics.outcome("failed");
-        ledger.breakAccountsTable();
+        long failed = consumer.metrics().outcome("failed");
+        consumer.ledger().breakAccountsTable();
         try {
             send(PaymentProducer.json(eventId, account, 321));
 
             await().atMost(PATIENCE)
-                    .untilAsserted(() -> assertThat(metrics.outcome("failed")).isGreaterThan(failed));
-            assertThat(ledger.isProcessed(eventId))
+                    .untilAsserted(() ->
+                            assertThat(consumer.metrics().outcome("failed")).isGreaterThan(failed));
+            assertThat(consumer.ledger().isProcessed(eventId))
                     .as("the dedup insert rolled back with the payment")
                     .isFalse();
         } finally {
-            ledger.repair();
+            consumer.ledger().repair();
         }
 
         await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(321));
-        assertThat(ledger.isProcessed(eventId)).isTrue();
+                .untilAsserted(
+                        () -> assertThat(consumer.ledger().balance(account)).isEqualTo(321));
+        assertThat(consumer.ledger().isProcessed(eventId)).isTrue();
     }
 
     /**
@@ -308,13 +308,13 @@ class PaymentConsumerIT {
     void aBalanceThatWouldOverflowIsDeadLetteredAtOnceAndTheNextPaymentStillApplies() throws JMSException {
         String account = account();
         long nearMax = Long.MAX_VALUE - 10;
-        ledger.setBalance(account, nearMax);
+        consumer.ledger().setBalance(account, nearMax);
         String probe = UUID.randomUUID().toString();
         UUID overflowing = UUID.randomUUID();
-        long failed = metrics.outcome("failed");
-        long rejected = metrics.outcome("rejected");
+        long failed = consumer.metrics().outcome("failed");
+        long rejected = consumer.metrics().outcome("rejected");
 
-        try (PaymentProducer producer = new PaymentProducer(settings)) {
+        try (PaymentProducer producer = new PaymentProducer(consumer.settings())) {
             TextMessage message = producer.session().createTextMessage(PaymentProducer.json(overflowing, account, 100));
             message.setStringProperty("probe", probe);
             producer.send(message);
@@ -324,14 +324,15 @@ class PaymentConsumerIT {
                 deadLetters.receive("probe = '" + probe + "'", 1, PATIENCE).get(0);
         assertThat(dead.getStringProperty(DeadLetters.REASON)).isEqualTo("AMOUNT_OUT_OF_RANGE");
         assertThat(dead.getStringProperty(DeadLetters.DETAIL)).contains("22003");
-        assertThat(metrics.outcome("rejected") - rejected).isEqualTo(1);
-        assertThat(metrics.outcome("failed")).as("not retried").isEqualTo(failed);
-        assertThat(ledger.isProcessed(overflowing)).isFalse();
-        assertThat(ledger.balance(account)).isEqualTo(nearMax);
+        assertThat(consumer.metrics().outcome("rejected") - rejected).isEqualTo(1);
+        assertThat(consumer.metrics().outcome("failed")).as("not retried").isEqualTo(failed);
+        assertThat(consumer.ledger().isProcessed(overflowing)).isFalse();
+        assertThat(consumer.ledger().balance(account)).isEqualTo(nearMax);
 
         send(PaymentProducer.json(UUID.randomUUID(), account, 5));
         await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(nearMax + 5));
+                .untilAsserted(
+                        () -> assertThat(consumer.ledger().balance(account)).isEqualTo(nearMax + 5));
     }
 
     /**
@@ -342,13 +343,13 @@ class PaymentConsumerIT {
     void aUniqueViolationOnAnotherKeyIsNotADuplicate() throws JMSException {
         String prefix = "uq-" + UUID.randomUUID().toString().substring(0, 8) + "-";
         String index = "it_unique_balance_" + prefix.substring(3, 11);
-        ledger.setBalance(prefix + "a", 700);
-        ledger.addUniqueBalanceKey(index, prefix);
+        consumer.ledger().setBalance(prefix + "a", 700);
+        consumer.ledger().addUniqueBalanceKey(index, prefix);
         String probe = UUID.randomUUID().toString();
         UUID eventId = UUID.randomUUID();
-        long duplicates = metrics.outcome("duplicate");
+        long duplicates = consumer.metrics().outcome("duplicate");
         try {
-            try (PaymentProducer producer = new PaymentProducer(settings)) {
+            try (PaymentProducer producer = new PaymentProducer(consumer.settings())) {
                 TextMessage message =
                         producer.session().createTextMessage(PaymentProducer.json(eventId, prefix + "b", 700));
                 message.setStringProperty("probe", probe);
@@ -362,11 +363,13 @@ class PaymentConsumerIT {
                     .contains("23505")
                     .contains(index);
         } finally {
-            ledger.dropIndex(index);
+            consumer.ledger().dropIndex(index);
         }
-        assertThat(metrics.outcome("duplicate")).as("not taken for a duplicate").isEqualTo(duplicates);
-        assertThat(ledger.isProcessed(eventId)).isFalse();
-        assertThat(ledger.balance(prefix + "b")).isNull();
+        assertThat(consumer.metrics().outcome("duplicate"))
+                .as("not taken for a duplicate")
+                .isEqualTo(duplicates);
+        assertThat(consumer.ledger().isProcessed(eventId)).isFalse();
+        assertThat(consumer.ledger().balance(prefix + "b")).isNull();
     }
 
     @Test
@@ -376,9 +379,9 @@ class PaymentConsumerIT {
         UUID validId = UUID.randomUUID();
         String notJson = "this is not json";
         Map<String, String> expectedReasons = new LinkedHashMap<>();
-        long rejected = metrics.outcome("rejected");
-        long failed = metrics.outcome("failed");
-        try (PaymentProducer producer = new PaymentProducer(settings)) {
+        long rejected = consumer.metrics().outcome("rejected");
+        long failed = consumer.metrics().outcome("failed");
+        try (PaymentProducer producer = new PaymentProducer(consumer.settings())) {
             var session = producer.session();
             sendProbe(
                     producer, session.createTextMessage(notJson), probe, "not-json", expectedReasons, "MALFORMED_JSON");
@@ -517,7 +520,7 @@ class PaymentConsumerIT {
             reasons.put(message.getStringProperty("kind"), message.getStringProperty(DeadLetters.REASON));
             assertThat(message.getStringProperty(DeadLetters.DETAIL)).isNotBlank();
             assertThat(message.getStringProperty(DeadLetters.ORIGINAL_DESTINATION))
-                    .contains(settings.get("PAYMENTS_QUEUE"));
+                    .contains(consumer.settings().get("PAYMENTS_QUEUE"));
             if ("not-json".equals(message.getStringProperty("kind"))) {
                 assertThat(((TextMessage) message).getText())
                         .as("the body travels unchanged")
@@ -525,18 +528,19 @@ class PaymentConsumerIT {
             }
         }
         assertThat(reasons).isEqualTo(expectedReasons);
-        assertThat(metrics.outcome("rejected") - rejected).isEqualTo(expectedReasons.size());
-        assertThat(metrics.outcome("failed"))
+        assertThat(consumer.metrics().outcome("rejected") - rejected).isEqualTo(expectedReasons.size());
+        assertThat(consumer.metrics().outcome("failed"))
                 .as("dead-lettered at once, no redelivery attempts burnt")
                 .isEqualTo(failed);
-        assertThat(ledger.isProcessed(validId)).isFalse();
-        assertThat(ledger.balance(account)).isNull();
+        assertThat(consumer.ledger().isProcessed(validId)).isFalse();
+        assertThat(consumer.ledger().balance(account)).isNull();
 
         // ...and the consumer goes on with the next message.
         UUID next = UUID.randomUUID();
         send(PaymentProducer.json(next, account, 42));
         await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(42));
+                .untilAsserted(
+                        () -> assertThat(consumer.ledger().balance(account)).isEqualTo(42));
     }
 
     private static void sendProbe(
@@ -554,7 +558,7 @@ class PaymentConsumerIT {
     }
 
     private static void send(String json) throws JMSException {
-        try (PaymentProducer producer = new PaymentProducer(settings)) {
+        try (PaymentProducer producer = new PaymentProducer(consumer.settings())) {
             producer.sendText(json);
         }
     }

@@ -12,15 +12,11 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.UUID;
-import org.idempotent.fixtures.Ledger;
 import org.idempotent.fixtures.RunningConsumer;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.payment.control.DeadLetters;
 import org.idempotent.payment.control.DedupHorizon;
 import org.idempotent.stack.AdminClient;
-import org.idempotent.stack.InstanceMetrics;
-import org.idempotent.stack.PayaraMicroProcess;
-import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -38,21 +34,12 @@ class StaleDeliveryIT {
     @RegisterExtension
     static final RunningConsumer consumer = RunningConsumer.on("stale-it", "it.stale");
 
-    private static Settings settings;
-    private static PayaraMicroProcess micro;
-    private static InstanceMetrics metrics;
-    private static Ledger ledger;
     private static DeadLetterReader quarantine;
-    private static AdminClient admin;
 
     @BeforeAll
     static void startConsumer() throws JMSException {
-        settings = consumer.settings();
-        micro = consumer.process();
-        metrics = new InstanceMetrics(micro);
-        ledger = new Ledger(settings);
-        quarantine = new DeadLetterReader(settings, settings.get("QUARANTINE_QUEUE"));
-        admin = AdminClient.as(micro, settings.get("ADMIN_USER"), settings.get("ADMIN_PASSWORD"));
+        quarantine =
+                new DeadLetterReader(consumer.settings(), consumer.settings().get("QUARANTINE_QUEUE"));
     }
 
     @AfterAll
@@ -66,7 +53,7 @@ class StaleDeliveryIT {
     void anEventJustPastTheHorizonWithoutADedupRecordIsQuarantinedAsStaleWithBothAges() throws JMSException {
         String account = account();
         UUID eventId = UUID.randomUUID();
-        long quarantined = metrics.outcome("quarantined");
+        long quarantined = consumer.metrics().outcome("quarantined");
 
         String probe = send(eventId, account, 300, Instant.now().minus(HORIZON).minus(Duration.ofHours(1)), null);
 
@@ -80,9 +67,9 @@ class StaleDeliveryIT {
                 .isLessThan(600);
         assertThat(moved.getStringProperty(DedupHorizon.HORIZON_SECONDS))
                 .isEqualTo(String.valueOf(HORIZON.toSeconds()));
-        assertThat(metrics.outcome("quarantined") - quarantined).isEqualTo(1);
-        assertThat(ledger.balance(account)).isNull();
-        assertThat(ledger.isProcessed(eventId)).isFalse();
+        assertThat(consumer.metrics().outcome("quarantined") - quarantined).isEqualTo(1);
+        assertThat(consumer.ledger().balance(account)).isNull();
+        assertThat(consumer.ledger().isProcessed(eventId)).isFalse();
     }
 
     @Test
@@ -92,7 +79,8 @@ class StaleDeliveryIT {
         send(UUID.randomUUID(), account, 400, Instant.now().minus(HORIZON).plus(Duration.ofHours(1)), null);
 
         await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(400));
+                .untilAsserted(
+                        () -> assertThat(consumer.ledger().balance(account)).isEqualTo(400));
     }
 
     @Test
@@ -101,16 +89,18 @@ class StaleDeliveryIT {
         UUID eventId = UUID.randomUUID();
         send(eventId, account, 500, null, null);
         await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(500));
-        long duplicates = metrics.outcome("duplicate");
-        long quarantined = metrics.outcome("quarantined");
+                .untilAsserted(
+                        () -> assertThat(consumer.ledger().balance(account)).isEqualTo(500));
+        long duplicates = consumer.metrics().outcome("duplicate");
+        long quarantined = consumer.metrics().outcome("quarantined");
 
         send(eventId, account, 500, Instant.now().minus(Duration.ofDays(40)), null);
 
         await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1));
-        assertThat(metrics.outcome("quarantined")).isEqualTo(quarantined);
-        assertThat(ledger.balance(account)).isEqualTo(500);
+                .untilAsserted(() ->
+                        assertThat(consumer.metrics().outcome("duplicate")).isEqualTo(duplicates + 1));
+        assertThat(consumer.metrics().outcome("quarantined")).isEqualTo(quarantined);
+        assertThat(consumer.ledger().balance(account)).isEqualTo(500);
     }
 
     /**
@@ -132,7 +122,7 @@ class StaleDeliveryIT {
         assertThat(moved.getLongProperty(DeadLetters.ORIGINAL_TIMESTAMP))
                 .as("kept, not restamped")
                 .isEqualTo(firstSent);
-        assertThat(ledger.balance(account)).isNull();
+        assertThat(consumer.ledger().balance(account)).isNull();
     }
 
     /** Release is audited like forget; the released message is applied once, and a second release finds nothing. */
@@ -144,51 +134,55 @@ class StaleDeliveryIT {
         await().atMost(PATIENCE).until(() -> quarantineHolds(probe));
         String release = "/admin/events/" + eventId + "/release";
 
-        assertThat(admin.postJson(release, Map.of()).statusCode())
+        assertThat(consumer.admin().postJson(release, Map.of()).statusCode())
                 .as("no reason given")
                 .isEqualTo(400);
-        assertThat(AdminClient.anonymous(micro)
+        assertThat(AdminClient.anonymous(consumer.process())
                         .postJson(release, Map.of("reason", "x"))
                         .statusCode())
                 .isEqualTo(401);
-        HttpResponse<String> released = admin.postJson(release, Map.of("reason", "archive replay checked by hand"));
+        HttpResponse<String> released =
+                consumer.admin().postJson(release, Map.of("reason", "archive replay checked by hand"));
 
         assertThat(released.statusCode()).as(released.body()).isEqualTo(200);
         JsonObject audit = AdminClient.json(released);
-        assertThat(audit.getString("releasedBy")).isEqualTo(settings.get("ADMIN_USER"));
+        assertThat(audit.getString("releasedBy")).isEqualTo(consumer.settings().get("ADMIN_USER"));
         assertThat(audit.getString("reason")).isEqualTo("archive replay checked by hand");
         assertThat(audit.getInt("messagesMoved")).isEqualTo(1);
         await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(700));
-        assertThat(ledger.isProcessed(eventId)).isTrue();
-        assertThat(admin.postJson(release, Map.of("reason", "again")).statusCode())
+                .untilAsserted(
+                        () -> assertThat(consumer.ledger().balance(account)).isEqualTo(700));
+        assertThat(consumer.ledger().isProcessed(eventId)).isTrue();
+        assertThat(consumer.admin().postJson(release, Map.of("reason", "again")).statusCode())
                 .as("nothing left to release")
                 .isEqualTo(404);
-        JsonObject lookup = AdminClient.json(admin.get("/admin/events/" + eventId));
+        JsonObject lookup = AdminClient.json(consumer.admin().get("/admin/events/" + eventId));
         assertThat(lookup.getJsonArray("released")).hasSize(1);
 
         // The same stale event sent once more is now a plain duplicate: release did not bypass the dedup.
-        long duplicates = metrics.outcome("duplicate");
+        long duplicates = consumer.metrics().outcome("duplicate");
         send(eventId, account, 700, Instant.now().minus(Duration.ofDays(30)), null);
         await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1));
-        assertThat(ledger.balance(account)).isEqualTo(700);
+                .untilAsserted(() ->
+                        assertThat(consumer.metrics().outcome("duplicate")).isEqualTo(duplicates + 1));
+        assertThat(consumer.ledger().balance(account)).isEqualTo(700);
 
         // Two weeks on, retention has purged its record and the release has lapsed with the horizon: another stale
         // copy is quarantined again, not applied a second time. (Another payment first, so that the account's
         // last-event guard cannot be what stops it.)
         send(UUID.randomUUID(), account, 1, null, null);
         await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(701));
-        ledger.forget(eventId);
-        ledger.ageReleases(eventId, HORIZON.plusHours(1));
+                .untilAsserted(
+                        () -> assertThat(consumer.ledger().balance(account)).isEqualTo(701));
+        consumer.ledger().forget(eventId);
+        consumer.ledger().ageReleases(eventId, HORIZON.plusHours(1));
         String late = send(eventId, account, 700, Instant.now().minus(Duration.ofDays(30)), null);
         assertThat(quarantine
                         .receive("probe = '" + late + "'", 1, PATIENCE)
                         .get(0)
                         .getStringProperty(DeadLetters.REASON))
                 .isEqualTo("STALE");
-        assertThat(ledger.balance(account)).isEqualTo(701);
+        assertThat(consumer.ledger().balance(account)).isEqualTo(701);
     }
 
     private static boolean quarantineHolds(String probe) throws JMSException {
@@ -203,7 +197,7 @@ class StaleDeliveryIT {
             json = json.substring(0, json.length() - 1) + ",\"occurredAt\":\"" + occurredAt + "\"}";
         }
         String probe = UUID.randomUUID().toString();
-        try (PaymentProducer producer = new PaymentProducer(settings)) {
+        try (PaymentProducer producer = new PaymentProducer(consumer.settings())) {
             TextMessage message = producer.session().createTextMessage(json);
             message.setStringProperty("probe", probe);
             if (originalTimestamp != null) {

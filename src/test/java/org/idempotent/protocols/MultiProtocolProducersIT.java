@@ -24,14 +24,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.apache.qpid.jms.JmsConnectionFactory;
-import org.idempotent.fixtures.Ledger;
 import org.idempotent.fixtures.RunningConsumer;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.payment.entity.Rejection;
-import org.idempotent.stack.InstanceMetrics;
-import org.idempotent.stack.PayaraMicroProcess;
-import org.idempotent.stack.Settings;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -49,22 +44,9 @@ class MultiProtocolProducersIT {
     @RegisterExtension
     static final RunningConsumer consumer = RunningConsumer.on("protocols-it", "it.protocols");
 
-    private static Settings settings;
-    private static PayaraMicroProcess micro;
-    private static InstanceMetrics metrics;
-    private static Ledger ledger;
-
     /** One way of sending a body, text or bytes, with string properties. */
     private interface Sender extends AutoCloseable {
         void send(String body, boolean binary, Map<String, String> properties) throws Exception;
-    }
-
-    @BeforeAll
-    static void startConsumer() {
-        settings = consumer.settings();
-        micro = consumer.process();
-        metrics = new InstanceMetrics(micro);
-        ledger = new Ledger(settings);
     }
 
     @Test
@@ -82,8 +64,8 @@ class MultiProtocolProducersIT {
             }
             events.put(protocol, bodies);
         }
-        long applied = metrics.outcome("applied");
-        long duplicates = metrics.outcome("duplicate");
+        long applied = consumer.metrics().outcome("applied");
+        long duplicates = consumer.metrics().outcome("duplicate");
 
         for (int i = 0; i < protocols.size(); i++) {
             String protocol = protocols.get(i);
@@ -98,13 +80,13 @@ class MultiProtocolProducersIT {
         }
 
         await().atMost(PATIENCE)
-                .untilAsserted(
-                        () -> assertThat(metrics.outcome("applied") - applied).isEqualTo(8));
+                .untilAsserted(() -> assertThat(consumer.metrics().outcome("applied") - applied)
+                        .isEqualTo(8));
         await().atMost(PATIENCE)
-                .untilAsserted(() ->
-                        assertThat(metrics.outcome("duplicate") - duplicates).isEqualTo(8));
+                .untilAsserted(() -> assertThat(consumer.metrics().outcome("duplicate") - duplicates)
+                        .isEqualTo(8));
         expected.forEach((account, amount) ->
-                assertThat(ledger.balance(account)).as(account).isEqualTo(amount));
+                assertThat(consumer.ledger().balance(account)).as(account).isEqualTo(amount));
     }
 
     @Test
@@ -121,17 +103,17 @@ class MultiProtocolProducersIT {
         Map<String, String> reasons = new LinkedHashMap<>();
         Map<String, String> unforwarded = new LinkedHashMap<>();
         try (Connection operator = new org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory(
-                        settings.brokerUrl(),
-                        settings.get("BROKER_OPERATOR_USER"),
-                        settings.get("BROKER_OPERATOR_PASSWORD"))
+                        consumer.settings().brokerUrl(),
+                        consumer.settings().get("BROKER_OPERATOR_USER"),
+                        consumer.settings().get("BROKER_OPERATOR_PASSWORD"))
                 .createConnection()) {
             operator.start();
             Session session = operator.createSession(false, Session.AUTO_ACKNOWLEDGE);
-            try (var consumer = session.createConsumer(
-                    session.createQueue(settings.get("DEAD_LETTER_QUEUE")), "probe = '" + probe + "'")) {
+            try (var deadLetters = session.createConsumer(
+                    session.createQueue(consumer.settings().get("DEAD_LETTER_QUEUE")), "probe = '" + probe + "'")) {
                 long deadline = System.nanoTime() + PATIENCE.toNanos();
                 while (reasons.size() < 2 * protocols.size() && System.nanoTime() < deadline) {
-                    Message dead = consumer.receive(500);
+                    Message dead = deadLetters.receive(500);
                     if (dead != null) {
                         reasons.put(dead.getStringProperty("protocol"), dead.getStringProperty("rejectionReason"));
                         unforwarded.put(
@@ -152,9 +134,10 @@ class MultiProtocolProducersIT {
     }
 
     private static Sender sender(String protocol) throws Exception {
-        String user = settings.get("BROKER_PRODUCER_USER");
-        String password = settings.get("BROKER_PRODUCER_PASSWORD");
-        String hostPort = settings.get("BROKER_HOST") + ":" + settings.get("BROKER_PORT");
+        String user = consumer.settings().get("BROKER_PRODUCER_USER");
+        String password = consumer.settings().get("BROKER_PRODUCER_PASSWORD");
+        String hostPort = consumer.settings().get("BROKER_HOST") + ":"
+                + consumer.settings().get("BROKER_PORT");
         return switch (protocol) {
             case "core" ->
                 jms(new org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory(
@@ -166,11 +149,11 @@ class MultiProtocolProducersIT {
                         user, password, "tcp://" + hostPort + "?jms.watchTopicAdvisories=false"));
             case "stomp" ->
                 new Stomp(
-                        settings.get("BROKER_HOST"),
-                        settings.getInt("BROKER_PORT"),
+                        consumer.settings().get("BROKER_HOST"),
+                        consumer.settings().getInt("BROKER_PORT"),
                         user,
                         password,
-                        settings.get("PAYMENTS_QUEUE"));
+                        consumer.settings().get("PAYMENTS_QUEUE"));
             default -> throw new IllegalArgumentException(protocol);
         };
     }
@@ -178,7 +161,8 @@ class MultiProtocolProducersIT {
     private static Sender jms(ConnectionFactory factory) throws JMSException {
         Connection connection = factory.createConnection();
         Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
-        MessageProducer producer = session.createProducer(session.createQueue(settings.get("PAYMENTS_QUEUE")));
+        MessageProducer producer =
+                session.createProducer(session.createQueue(consumer.settings().get("PAYMENTS_QUEUE")));
         producer.setDeliveryMode(DeliveryMode.PERSISTENT);
         return new Sender() {
             @Override

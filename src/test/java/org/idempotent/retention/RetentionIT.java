@@ -14,18 +14,16 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CyclicBarrier;
 import java.util.stream.Collectors;
-import org.idempotent.fixtures.Ledger;
+import org.idempotent.fixtures.RunningConsumer;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.stack.AdminClient;
 import org.idempotent.stack.Build;
-import org.idempotent.stack.Database;
 import org.idempotent.stack.FreePort;
 import org.idempotent.stack.InstanceMetrics;
 import org.idempotent.stack.PayaraMicroProcess;
 import org.idempotent.stack.Settings;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The purge of processed_events, on a database of its own, driven through the admin API. */
 class RetentionIT {
@@ -33,70 +31,51 @@ class RetentionIT {
     private static final Duration EXPIRED = Duration.ofDays(20);
     private static final Duration WINDOW = Duration.ofDays(14);
 
-    private static Settings settings;
-    private static PayaraMicroProcess micro;
-    private static AdminClient admin;
-    private static Ledger ledger;
-
-    @BeforeAll
-    static void start() throws Exception {
-        settings = Settings.fromEnvironment()
-                .with("DB_NAME", "payments_it_retention")
-                .with("PAYMENTS_QUEUE", "it.retention")
-                .with("RETENTION_BATCH_SIZE", "1000")
-                // The timer stays out of the way: these tests start every purge themselves.
-                .with("RETENTION_SCHEDULE", "month=1;dayOfMonth=1;hour=0;minute=0")
-                .with("HTTP_PORT", String.valueOf(FreePort.find()));
-        Database.recreate(settings);
-        micro = PayaraMicroProcess.startReady("retention-it", settings, Build.WAR);
-        admin = AdminClient.as(micro, settings.get("ADMIN_USER"), settings.get("ADMIN_PASSWORD"));
-        ledger = new Ledger(settings);
-    }
-
-    @AfterAll
-    static void stop() {
-        if (micro != null) {
-            micro.close();
-        }
-    }
+    @RegisterExtension
+    static final RunningConsumer consumer = RunningConsumer.on("retention-it", "it.retention")
+            .ownDatabase("payments_it_retention")
+            .with("RETENTION_BATCH_SIZE", "1000")
+            // The timer stays out of the way: these tests start every purge themselves.
+            .with("RETENTION_SCHEDULE", "month=1;dayOfMonth=1;hour=0;minute=0");
 
     /** The window's edge to the hour: a row an hour past it is purged, a row an hour short of it is kept. */
     @Test
     void expiredRowsArePurgedAcrossBatchesAndYoungerOnesKept() {
-        admin.postJson("/admin/retention/purge");
-        ledger.insertProcessed(25_000, EXPIRED);
-        ledger.insertProcessed(500, WINDOW.plusHours(1));
-        ledger.insertProcessed(700, WINDOW.minusHours(1));
+        consumer.admin().postJson("/admin/retention/purge");
+        consumer.ledger().insertProcessed(25_000, EXPIRED);
+        consumer.ledger().insertProcessed(500, WINDOW.plusHours(1));
+        consumer.ledger().insertProcessed(700, WINDOW.minusHours(1));
 
-        JsonObject run = admin.postJson("/admin/retention/purge");
+        JsonObject run = consumer.admin().postJson("/admin/retention/purge");
 
         assertThat(run.getString("outcome")).isEqualTo("COMPLETED");
         assertThat(run.getJsonNumber("rowsDeleted").longValue()).isEqualTo(25_500);
         assertThat(run.getInt("batches")).isEqualTo(26);
-        assertThat(ledger.processedAged(WINDOW, Duration.ofDays(365))).isZero();
-        assertThat(ledger.processedAged(WINDOW.minusHours(2), WINDOW))
+        assertThat(consumer.ledger().processedAged(WINDOW, Duration.ofDays(365)))
+                .isZero();
+        assertThat(consumer.ledger().processedAged(WINDOW.minusHours(2), WINDOW))
                 .as("an hour short of the window: kept")
                 .isEqualTo(700);
-        JsonObject status = jakarta.json.Json.createReader(
-                        new StringReader(admin.get("/admin/retention").body()))
+        JsonObject status = jakarta.json.Json.createReader(new StringReader(
+                        consumer.admin().get("/admin/retention").body()))
                 .readObject();
         assertThat(status.getJsonObject("lastRun").getJsonNumber("rowsDeleted").longValue())
                 .isEqualTo(25_500);
-        assertThat(new InstanceMetrics(micro).gauge("retention_purged_rows_total"))
+        assertThat(new InstanceMetrics(consumer.process()).gauge("retention_purged_rows_total"))
                 .isGreaterThanOrEqualTo(25_500);
     }
 
     @Test
     void twoPurgesStartedAtTheSameInstantOneWorksTheOtherSkips() throws Exception {
-        admin.postJson("/admin/retention/purge");
-        ledger.insertProcessed(300_000, EXPIRED);
+        consumer.admin().postJson("/admin/retention/purge");
+        consumer.ledger().insertProcessed(300_000, EXPIRED);
         CyclicBarrier start = new CyclicBarrier(2);
 
         List<CompletableFuture<JsonObject>> purges = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
             purges.add(CompletableFuture.supplyAsync(() -> {
                 arriveTogether(start);
-                return admin.postJson("/admin/retention/purge");
+                return consumer.admin().postJson("/admin/retention/purge");
             }));
         }
         List<JsonObject> runs = purges.stream().map(CompletableFuture::join).toList();
@@ -108,24 +87,26 @@ class RetentionIT {
                         .mapToLong(run -> run.getJsonNumber("rowsDeleted").longValue())
                         .sum())
                 .isEqualTo(300_000);
-        assertThat(ledger.processedAged(WINDOW, Duration.ofDays(365))).isZero();
+        assertThat(consumer.ledger().processedAged(WINDOW, Duration.ofDays(365)))
+                .isZero();
     }
 
     @Test
     void purgeDoesNotStallConsumptionAndADuplicateOfAYoungEventIsStillCaught() throws Exception {
-        admin.postJson("/admin/retention/purge");
+        consumer.admin().postJson("/admin/retention/purge");
         String account = "retention-" + UUID.randomUUID().toString().substring(0, 8);
         UUID young = UUID.randomUUID();
         send(List.of(PaymentProducer.json(young, account, 1000)));
-        await().atMost(Duration.ofSeconds(60)).until(() -> Long.valueOf(1000).equals(ledger.balance(account)));
-        ledger.age(young, WINDOW.minusDays(4));
-        ledger.insertProcessed(1_000_000, EXPIRED);
-        InstanceMetrics metrics = new InstanceMetrics(micro);
+        await().atMost(Duration.ofSeconds(60))
+                .until(() -> Long.valueOf(1000).equals(consumer.ledger().balance(account)));
+        consumer.ledger().age(young, WINDOW.minusDays(4));
+        consumer.ledger().insertProcessed(1_000_000, EXPIRED);
+        InstanceMetrics metrics = new InstanceMetrics(consumer.process());
         long duplicates = metrics.outcome("duplicate");
 
         CompletableFuture<JsonObject> purge =
-                CompletableFuture.supplyAsync(() -> admin.postJson("/admin/retention/purge"));
-        await().atMost(Duration.ofSeconds(30)).until(ledger::purgeRunning);
+                CompletableFuture.supplyAsync(() -> consumer.admin().postJson("/admin/retention/purge"));
+        await().atMost(Duration.ofSeconds(30)).until(consumer.ledger()::purgeRunning);
         List<String> during = new ArrayList<>();
         during.add(PaymentProducer.json(young, account, 1000));
         for (int i = 1; i <= 100; i++) {
@@ -133,42 +114,48 @@ class RetentionIT {
         }
         send(during);
         await().atMost(Duration.ofSeconds(60))
-                .until(() -> Long.valueOf(1000 + 5050).equals(ledger.balance(account)));
+                .until(() -> Long.valueOf(1000 + 5050).equals(consumer.ledger().balance(account)));
 
-        assertThat(ledger.purgeRunning())
+        assertThat(consumer.ledger().purgeRunning())
                 .as("all 101 messages were consumed while the purge was still running")
                 .isTrue();
         assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 1);
         JsonObject run = purge.join();
         assertThat(run.getString("outcome")).isEqualTo("COMPLETED");
         assertThat(run.getJsonNumber("rowsDeleted").longValue()).isEqualTo(1_000_000);
-        assertThat(ledger.isProcessed(young))
+        assertThat(consumer.ledger().isProcessed(young))
                 .as("a record inside the window survives the purge")
                 .isTrue();
     }
 
     @Test
     void theAdminApiRefusesAnonymousAndWrongCredentials() {
-        assertThat(AdminClient.anonymous(micro).get("/admin/retention").statusCode())
-                .isEqualTo(401);
-        assertThat(AdminClient.anonymous(micro).post("/admin/retention/purge").statusCode())
-                .isEqualTo(401);
-        assertThat(AdminClient.as(micro, settings.get("ADMIN_USER"), "not-the-password")
+        assertThat(AdminClient.anonymous(consumer.process())
                         .get("/admin/retention")
                         .statusCode())
                 .isEqualTo(401);
-        assertThat(admin.get("/admin/retention").statusCode()).isEqualTo(200);
+        assertThat(AdminClient.anonymous(consumer.process())
+                        .post("/admin/retention/purge")
+                        .statusCode())
+                .isEqualTo(401);
+        assertThat(AdminClient.as(consumer.process(), consumer.settings().get("ADMIN_USER"), "not-the-password")
+                        .get("/admin/retention")
+                        .statusCode())
+                .isEqualTo(401);
+        assertThat(consumer.admin().get("/admin/retention").statusCode()).isEqualTo(200);
     }
 
     /** A second instance whose schedule fires every 5 seconds: the timer itself purges, nobody calls the API. */
     @Test
     void theTimerPurgesOnItsScheduleWithoutBeingAsked() throws Exception {
-        Settings firing = settings.with("RETENTION_SCHEDULE", "second=*/5;minute=*;hour=*")
+        Settings firing = consumer.settings()
+                .with("RETENTION_SCHEDULE", "second=*/5;minute=*;hour=*")
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
-        ledger.insertProcessed(2_000, EXPIRED);
+        consumer.ledger().insertProcessed(2_000, EXPIRED);
         try (PayaraMicroProcess timed = PayaraMicroProcess.startReady("retention-timer-it", firing, Build.WAR)) {
 
-            await().atMost(Duration.ofSeconds(60)).until(() -> ledger.processedAged(WINDOW, Duration.ofDays(365)) == 0);
+            await().atMost(Duration.ofSeconds(60))
+                    .until(() -> consumer.ledger().processedAged(WINDOW, Duration.ofDays(365)) == 0);
             await().atMost(Duration.ofSeconds(30))
                     .untilAsserted(() -> assertThat(new InstanceMetrics(timed).gauge("retention_purged_rows_total"))
                             .isGreaterThanOrEqualTo(2_000));
@@ -181,9 +168,10 @@ class RetentionIT {
     /** A second instance, configured with a window that a late redelivery could outlast. */
     @Test
     void unsafeWindowIsRefusedWithTheKeysNamedAndNothingDeleted() throws Exception {
-        Settings unsafe = settings.with("RETENTION_DAYS", "3").with("HTTP_PORT", String.valueOf(FreePort.find()));
-        ledger.insertProcessed(10, Duration.ofDays(5));
-        long oldRows = ledger.processedAged(Duration.ofDays(3), Duration.ofDays(365));
+        Settings unsafe =
+                consumer.settings().with("RETENTION_DAYS", "3").with("HTTP_PORT", String.valueOf(FreePort.find()));
+        consumer.ledger().insertProcessed(10, Duration.ofDays(5));
+        long oldRows = consumer.ledger().processedAged(Duration.ofDays(3), Duration.ofDays(365));
         try (PayaraMicroProcess refusing = PayaraMicroProcess.startReady("retention-unsafe-it", unsafe, Build.WAR)) {
 
             JsonObject run = AdminClient.as(refusing, unsafe.get("ADMIN_USER"), unsafe.get("ADMIN_PASSWORD"))
@@ -198,12 +186,12 @@ class RetentionIT {
                             "DLQ_REPLAY_DAYS");
             assertThat(Files.readString(refusing.log())).contains("Retention refused: RETENTION_DAYS=3.00");
         }
-        assertThat(ledger.processedAged(Duration.ofDays(3), Duration.ofDays(365)))
+        assertThat(consumer.ledger().processedAged(Duration.ofDays(3), Duration.ofDays(365)))
                 .isEqualTo(oldRows);
     }
 
     private static void send(List<String> bodies) throws Exception {
-        try (PaymentProducer producer = new PaymentProducer(settings)) {
+        try (PaymentProducer producer = new PaymentProducer(consumer.settings())) {
             for (String body : bodies) {
                 producer.sendText(body);
             }

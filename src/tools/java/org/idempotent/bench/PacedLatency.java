@@ -32,8 +32,9 @@ final class PacedLatency {
     /** Expired dedup records purged during the second pass. */
     private static final int EXPIRED_ROWS = 1_000_000;
 
-    /** What the two passes measured, and the lines that say so. */
-    record Measured(CommitLatency.Latencies plain, CommitLatency.Latencies duringPurge, List<String> lines) {}
+    /** What the two passes of {@code label} measured, and the lines that say so. */
+    record Measured(
+            String label, CommitLatency.Latencies plain, CommitLatency.Latencies duringPurge, List<String> lines) {}
 
     private final BenchStack stack;
     private final ContainerRuns runs;
@@ -48,20 +49,27 @@ final class PacedLatency {
         this.out = out;
     }
 
-    /** At {@code rate} messages a second, after {@code warmups} unmeasured passes on the same instance. */
-    Measured measure(int sessions, double rate, int warmups) throws Exception {
+    /**
+     * At {@code rate} messages a second, after {@code warmups} unmeasured passes on the same instance; {@code jvm}:
+     * Payara's JVM options beyond the product's (a compared variant's).
+     */
+    Measured measure(String label, int sessions, double rate, int warmups, List<String> jvm) throws Exception {
         stack.freshSchema();
         stack.preload(messages);
         stack.announcements().reset();
-        Path gcLog = out.resolve("paced-gc.log");
+        String name = label.replaceAll("[^A-Za-z0-9]+", "-");
+        Path gcLog = out.resolve("paced-gc-" + name + ".log");
         List<String> lines = new ArrayList<>();
+        lines.add(label + ":");
+        List<String> options = new ArrayList<>(jvm);
+        options.add(GcPauses.option(gcLog));
         try (PayaraMicroProcess micro = PayaraMicroProcess.start(
                 "bench-paced",
                 stack.settings.with("CONSUMER_MAX_SESSIONS", String.valueOf(sessions)),
                 Build.WAR,
                 false,
                 null,
-                List.of(GcPauses.option(gcLog)))) {
+                options)) {
             Instant started = Instant.now();
             runs.drain("product, paced warm-up" + Result.COLD, sessions, messages, micro, false, 0);
             // A steady load meets a consumer that has been running: its JIT done with the path, not one pass old.
@@ -71,25 +79,25 @@ final class PacedLatency {
             }
             Instant from = Instant.now();
             CommitLatency.Measured plain = pass(rate, micro, null).between(stack.settings, null, null);
-            plain.write(out.resolve("latency.csv"));
+            plain.write(out.resolve("latency-" + name + ".csv"));
             lines.add(String.format(
                     Locale.ROOT,
-                    "send -> commit at %.0f msg/s offered (half the warm rate %.0f at N=%d): %s; Payara %s; broker %s",
+                    "  send -> commit at %.0f msg/s offered (half the warm rate %.0f at N=%d): %s; Payara %s; broker %s",
                     offeredRate,
                     rate * 2,
                     sessions,
                     plain.total(),
                     GcPauses.between(gcLog, from, Instant.now()),
                     GcPauses.between(stack.brokerGcLog, from, Instant.now())));
-            lines.add("  of which " + plain.split());
-            lines.add("commit -> announcement, the same pass: "
+            lines.add("    of which " + plain.split());
+            lines.add("  commit -> announcement, the same pass: "
                     + stack.announcements().percentiles());
             Instant[] purge = new Instant[2];
             CommitLatency.Measured purged = pass(rate, micro, purge).between(stack.settings, purge[0], purge[1]);
-            purged.write(out.resolve("latency-during-purge.csv"));
+            purged.write(out.resolve("latency-during-purge-" + name + ".csv"));
             lines.add(String.format(
                     Locale.ROOT,
-                    "send -> commit at %.0f msg/s offered, sent during the purge of %,d expired rows (%.1f s): %s; Payara %s;"
+                    "  send -> commit at %.0f msg/s offered, sent during the purge of %,d expired rows (%.1f s): %s; Payara %s;"
                             + " broker %s",
                     offeredRate,
                     EXPIRED_ROWS,
@@ -97,9 +105,9 @@ final class PacedLatency {
                     purged.total(),
                     GcPauses.between(gcLog, purge[0], purge[1]),
                     GcPauses.between(stack.brokerGcLog, purge[0], purge[1])));
-            lines.add("  of which " + purged.split());
+            lines.add("    of which " + purged.split());
             lines.forEach(line -> System.out.println("  " + line));
-            return new Measured(plain.total(), purged.total(), lines);
+            return new Measured(label, plain.total(), purged.total(), lines);
         }
     }
 

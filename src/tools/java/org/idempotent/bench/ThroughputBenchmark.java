@@ -8,8 +8,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.idempotent.loadgen.MessageSet;
@@ -60,7 +62,7 @@ public final class ThroughputBenchmark {
     private static final String USAGE = "--messages N --duplicates F --accounts N --seed N --concurrency 1,2,4,8,16"
             + " --big-rows N --skip-big --only db,container,dedup-off,outbox-off,latency,fresh-broker,big"
             + " --heaps 256m,512m --compare \"label=-XX:... java:/path/bin/java war:/path.war|label=...\" --jfr N"
-            + " --payara-jvm \"-XX:... -XX:...\" --paced-warmup PASSES";
+            + " --payara-jvm \"-XX:... -XX:...\" --paced-warmup PASSES --latency-of label,label (compared variants)";
 
     private static final Set<String> OPTIONS = Set.of(
             "messages",
@@ -75,7 +77,8 @@ public final class ThroughputBenchmark {
             "compare",
             "jfr",
             "payara-jvm",
-            "paced-warmup");
+            "paced-warmup",
+            "latency-of");
 
     private final BenchStack stack;
     private final Options options;
@@ -164,10 +167,18 @@ public final class ThroughputBenchmark {
                 report.addAll(runs.run("product, -Xmx" + heap, best, Build.WAR, messages, 0, jvm, false));
             }
         }
-        compare(best);
+        Map<String, List<String>> compared = compare(best);
         if (runs("latency")) {
-            report.latency(new PacedLatency(stack, runs, messages, OUT)
-                    .measure(best, report.best("product").rate() / 2, options.getInt("paced-warmup", 3)));
+            PacedLatency paced = new PacedLatency(stack, runs, messages, OUT);
+            double rate = report.best("product").rate() / 2;
+            int warmups = options.getInt("paced-warmup", 3);
+            report.latency(paced.measure("product", best, rate, warmups, List.of()));
+            // The same rate for each: a variant is judged by the latency it gives the same offered load.
+            for (String label : options.getList("latency-of", "")) {
+                if (!label.isBlank()) {
+                    report.latency(paced.measure(label, best, rate, warmups, compared.get(label)));
+                }
+            }
         }
         if (runs("fresh-broker")) {
             // Last: every other variant runs against the warmed broker.
@@ -179,10 +190,14 @@ public final class ThroughputBenchmark {
         runs.summarizeProfile();
     }
 
-    /** label=options|label=options: the product again with each, beside its default run. */
-    private void compare(int sessions) throws Exception {
+    /**
+     * label=options|label=options: the product again with each, beside its default run. Returns each label's JVM
+     * options (for --latency-of).
+     */
+    private Map<String, List<String>> compare(int sessions) throws Exception {
+        Map<String, List<String>> compared = new LinkedHashMap<>();
         if (!options.has("compare")) {
-            return;
+            return compared;
         }
         for (String variant : options.get("compare", "").split("\\|")) {
             int equals = variant.indexOf('=');
@@ -193,10 +208,12 @@ public final class ThroughputBenchmark {
                     .findFirst()
                     .orElse(Build.WAR);
             tokens.removeIf(token -> token.startsWith("war:"));
-            String label = COMPARED + variant.substring(0, equals).trim();
-            report.compared(label);
-            report.addAll(runs.run(label, sessions, war, messages, 0, tokens, false));
+            String label = variant.substring(0, equals).trim();
+            compared.put(label, tokens);
+            report.compared(COMPARED + label);
+            report.addAll(runs.run(COMPARED + label, sessions, war, messages, 0, tokens, false));
         }
+        return compared;
     }
 
     private MessageSet messageSet(MessageSet.Ids ids) {
