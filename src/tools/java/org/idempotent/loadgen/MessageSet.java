@@ -99,9 +99,9 @@ public final class MessageSet {
         return new MessageSet(items, distinct, poison);
     }
 
-    /** {@code name}, a mark of this moment and a dash: account names no earlier run of that name used. */
+    /** {@code name}, a random mark and a dash: account names no earlier run of that name used. */
     public static String runPrefix(String name) {
-        return name + "-" + Long.toString(System.nanoTime(), 36) + "-";
+        return name + "-" + UUID.randomUUID().toString().substring(0, 8) + "-";
     }
 
     /** Valid events only, with random IDs. */

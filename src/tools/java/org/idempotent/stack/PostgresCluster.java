@@ -5,6 +5,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +31,7 @@ public final class PostgresCluster implements AutoCloseable {
     public static PostgresCluster create(Path root, List<String> settings) throws IOException {
         Commands.deleteRecursively(root);
         Files.createDirectories(root);
+        requireReachable(root);
         asRoot("chown", SUPERUSER, root.toString());
         PostgresCluster cluster = new PostgresCluster(root.resolve("data"));
         asPostgres("initdb", "-D", cluster.dir.toString(), "-U", SUPERUSER, "-A", "trust", "--no-sync");
@@ -74,6 +76,22 @@ public final class PostgresCluster implements AutoCloseable {
     @Override
     public void close() {
         asPostgres("pg_ctl", "-D", dir.toString(), "-m", "fast", "-w", "stop");
+    }
+
+    /**
+     * The postgres user must reach the cluster's directory: a checkout inside a private directory (mktemp -d makes one
+     * 0700) cannot hold a cluster, and initdb's own message does not say which directory is in the way.
+     */
+    private static void requireReachable(Path dir) throws IOException {
+        if (!"root".equals(System.getProperty("user.name"))) {
+            return; // the cluster runs as this user
+        }
+        for (Path ancestor = dir.toAbsolutePath().getParent(); ancestor != null; ancestor = ancestor.getParent()) {
+            if (!Files.getPosixFilePermissions(ancestor).contains(PosixFilePermission.OTHERS_EXECUTE)) {
+                throw new IllegalStateException("the postgres user cannot reach " + dir + ": " + ancestor
+                        + " is closed to others (chmod o+x " + ancestor + ", or check out the project elsewhere)");
+            }
+        }
     }
 
     /** PostgreSQL refuses to run as root: its commands run as the postgres user when this runs as root. */
