@@ -71,11 +71,11 @@ final class PacedLatency {
                 null,
                 options)) {
             Instant started = Instant.now();
-            runs.drain("product, paced warm-up" + Result.COLD, sessions, messages, micro, false, 0);
+            runs.drain("product, paced warm-up" + Result.COLD, sessions, messages, micro, true, false, 0);
             // A steady load meets a consumer that has been running: its JIT done with the path, not one pass old.
             for (int pass = 1; pass < warmups; pass++) {
                 stack.again(messages, started);
-                runs.drain("product, paced warm-up " + (pass + 1), sessions, messages, micro, false, 0);
+                runs.drain("product, paced warm-up " + (pass + 1), sessions, messages, micro, true, false, 0);
             }
             Instant from = Instant.now();
             CommitLatency.Measured plain = pass(rate, micro, null).between(stack.settings, null, null);

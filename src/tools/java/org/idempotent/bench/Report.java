@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -65,10 +66,11 @@ final class Report {
         return r;
     }
 
-    /** The variant's fastest pass. */
+    /** The variant at its best concurrency: the highest of its medians. */
     Result best(String variant) {
         return results.stream()
                 .filter(r -> r.variant().equals(variant))
+                .map(r -> resultAt(variant, r.concurrency()))
                 .max((a, b) -> Double.compare(a.rate(), b.rate()))
                 .orElseThrow();
     }
@@ -198,21 +200,29 @@ final class Report {
                 ratios.put("container ceiling / DB ceiling", new double[] {container / db.rate(), 0.50});
             }
         }
-        against(ratios, ThroughputBenchmark.DEDUP_OFF + suffix, "dedup on / dedup off", suffix, 0.85);
+        against(ratios, ThroughputBenchmark.DEDUP_OFF + suffix, "dedup on / dedup off", suffix, 0.85, true);
         results.stream()
-                .filter(r -> r.variant().startsWith("product, -Xmx")
-                        && r.variant().endsWith(suffix)
-                        && (!suffix.isEmpty() || !r.variant().endsWith(Result.COLD)))
-                .forEach(sized -> ratios.put(
-                        sized.variant().substring("product, ".length()).replace(suffix, "") + " / default heap",
-                        new double[] {sized.rate() / rateAt("product" + suffix, sized.concurrency()), 0.95}));
-        against(ratios, ThroughputBenchmark.OUTBOX_OFF + suffix, "outbox on / outbox off", suffix, 0.85);
+                .map(Result::variant)
+                .filter(variant -> variant.startsWith("product, -Xmx")
+                        && variant.endsWith(suffix)
+                        && (!suffix.isEmpty() || !variant.endsWith(Result.COLD)))
+                .distinct()
+                .forEach(sized -> against(
+                        ratios,
+                        sized,
+                        sized.substring("product, ".length()).replace(suffix, "") + " / default heap",
+                        suffix,
+                        0.95,
+                        false));
+        against(ratios, ThroughputBenchmark.OUTBOX_OFF + suffix, "outbox on / outbox off", suffix, 0.85, true);
         for (String ids : List.of("v4", "v7")) {
-            results.stream()
-                    .filter(r -> r.variant().equals("product, 10M rows, " + ids + " IDs" + suffix))
-                    .forEach(big -> ratios.put("10M rows, " + ids + " IDs / empty", new double[] {
-                        big.rate() / rateAt("product" + suffix, big.concurrency()), 0.80
-                    }));
+            against(
+                    ratios,
+                    "product, 10M rows, " + ids + " IDs" + suffix,
+                    "10M rows, " + ids + " IDs / empty",
+                    suffix,
+                    0.80,
+                    false);
         }
         System.out.printf(
                 "%nRatios, %s (each variant at its best concurrency; product N=%d)%n", title, product.concurrency());
@@ -225,14 +235,23 @@ final class Report {
                 value[0] >= value[1] ? "met" : "MISSED"));
     }
 
-    /** The product against {@code variant}, at the concurrency the variant ran at. */
-    private void against(Map<String, double[]> ratios, String variant, String name, String suffix, double target) {
-        results.stream()
-                .filter(r -> r.variant().equals(variant))
-                .findFirst()
-                .ifPresent(other -> ratios.put(name, new double[] {
-                    rateAt("product" + suffix, other.concurrency()) / other.rate(), target
-                }));
+    /**
+     * The variant (its median pass at the concurrency it ran at) against the product's median there: product / variant
+     * with {@code productFirst}, else variant / product. Nothing when the variant did not run.
+     */
+    private void against(
+            Map<String, double[]> ratios,
+            String variant,
+            String name,
+            String suffix,
+            double target,
+            boolean productFirst) {
+        if (!has(variant)) {
+            return;
+        }
+        Result other = best(variant);
+        double product = rateAt("product" + suffix, other.concurrency());
+        ratios.put(name, new double[] {productFirst ? product / other.rate() : other.rate() / product, target});
     }
 
     private boolean has(String variant) {
@@ -243,11 +262,16 @@ final class Report {
         return resultAt(variant, concurrency).rate();
     }
 
+    /** The median pass of the variant at this concurrency (with --repeat, it ran more than once). */
     private Result resultAt(String variant, int concurrency) {
-        return results.stream()
+        List<Result> passes = results.stream()
                 .filter(r -> r.variant().equals(variant) && r.concurrency() == concurrency)
-                .findFirst()
-                .orElseThrow();
+                .sorted(Comparator.comparingDouble(Result::rate))
+                .toList();
+        if (passes.isEmpty()) {
+            throw new IllegalStateException("no pass of " + variant + " at " + concurrency);
+        }
+        return passes.get(passes.size() / 2);
     }
 
     List<Result> results() {

@@ -62,7 +62,8 @@ public final class ThroughputBenchmark {
     private static final String USAGE = "--messages N --duplicates F --accounts N --seed N --concurrency 1,2,4,8,16"
             + " --big-rows N --skip-big --only db,container,dedup-off,outbox-off,latency,fresh-broker,big"
             + " --heaps 256m,512m --compare \"label=-XX:... java:/path/bin/java war:/path.war|label=...\" --jfr N"
-            + " --payara-jvm \"-XX:... -XX:...\" --paced-warmup PASSES --latency-of label,label (compared variants)";
+            + " --payara-jvm \"-XX:... -XX:...\" --paced-warmup PASSES --latency-of label,label (compared variants)"
+            + " --repeat ROUNDS (of the product and the compared variants; medians)";
 
     private static final Set<String> OPTIONS = Set.of(
             "messages",
@@ -78,7 +79,8 @@ public final class ThroughputBenchmark {
             "jfr",
             "payara-jvm",
             "paced-warmup",
-            "latency-of");
+            "latency-of",
+            "repeat");
 
     private final BenchStack stack;
     private final Options options;
@@ -199,19 +201,33 @@ public final class ThroughputBenchmark {
         if (!options.has("compare")) {
             return compared;
         }
+        Map<String, Path> wars = new LinkedHashMap<>();
         for (String variant : options.get("compare", "").split("\\|")) {
             int equals = variant.indexOf('=');
-            List<String> tokens = new ArrayList<>(BenchStack.split(variant.substring(equals + 1)));
-            Path war = tokens.stream()
-                    .filter(token -> token.startsWith("war:"))
-                    .map(token -> Path.of(token.substring(4)))
-                    .findFirst()
-                    .orElse(Build.WAR);
-            tokens.removeIf(token -> token.startsWith("war:"));
             String label = variant.substring(0, equals).trim();
+            List<String> tokens = new ArrayList<>(BenchStack.split(variant.substring(equals + 1)));
+            wars.put(
+                    label,
+                    tokens.stream()
+                            .filter(token -> token.startsWith("war:"))
+                            .map(token -> Path.of(token.substring(4)))
+                            .findFirst()
+                            .orElse(Build.WAR));
+            tokens.removeIf(token -> token.startsWith("war:"));
             compared.put(label, tokens);
             report.compared(COMPARED + label);
-            report.addAll(runs.run(COMPARED + label, sessions, war, messages, 0, tokens, false));
+        }
+        // In rounds, the product again in each after the first, so that a slow minute of the machine falls on every
+        // variant alike; each figure is then the median of its rounds.
+        for (int round = 0; round < options.getInt("repeat", 1); round++) {
+            if (round > 0) {
+                report.addAll(runs.run("product", sessions, Build.WAR, messages, 0, List.of(), false));
+            }
+            for (Map.Entry<String, List<String>> variant : compared.entrySet()) {
+                String label = COMPARED + variant.getKey();
+                report.addAll(
+                        runs.run(label, sessions, wars.get(variant.getKey()), messages, 0, variant.getValue(), false));
+            }
         }
         return compared;
     }
