@@ -273,8 +273,4 @@ final class Report {
         }
         return passes.get(passes.size() / 2);
     }
-
-    List<Result> results() {
-        return results;
-    }
 }
