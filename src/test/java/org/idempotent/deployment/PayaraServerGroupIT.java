@@ -127,14 +127,8 @@ class PayaraServerGroupIT {
         WebDriver browser = HeadlessChromium.start();
         try {
             String console = "http://127.0.0.1:" + domain.adminPort();
-            // The console is deployed on first use: the first requests answer 202 while it loads.
-            await().atMost(PATIENCE)
-                    .pollInterval(Duration.ofSeconds(2))
-                    .ignoreExceptions()
-                    .until(() -> {
-                        browser.get(console + "/dg/dgs.jsf");
-                        return !rows(browser, GROUP).isEmpty();
-                    });
+            HeadlessChromium.openConsole(
+                    browser, console + "/dg/dgs.jsf", page -> !rows(page, GROUP).isEmpty(), PATIENCE);
             HeadlessChromium.screenshot(browser, "payara-server-deployment-groups");
             browser.get(console + "/dg/dgInstances.jsf?dgName=" + GROUP);
             await().atMost(Duration.ofSeconds(30))

@@ -177,14 +177,11 @@ class PayaraServerIT {
         WebDriver browser = HeadlessChromium.start();
         try {
             String console = "http://127.0.0.1:" + domain.adminPort();
-            // The console is deployed on first use: the first requests answer 202 while it loads.
-            await().atMost(PATIENCE)
-                    .pollInterval(Duration.ofSeconds(2))
-                    .ignoreExceptions()
-                    .until(() -> {
-                        browser.get(console + "/common/applications/applications.jsf");
-                        return !mainTableRows(browser, "payment-consumer").isEmpty();
-                    });
+            HeadlessChromium.openConsole(
+                    browser,
+                    console + "/common/applications/applications.jsf",
+                    page -> !mainTableRows(page, "payment-consumer").isEmpty(),
+                    PATIENCE);
             assertListed(
                     browser, console + "/common/applications/applications.jsf", "payment-consumer", "applications");
             assertListed(browser, console + "/jdbc/jdbcConnectionPools.jsf", "payments-pool", "jdbc-pools");

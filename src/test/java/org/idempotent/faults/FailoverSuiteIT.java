@@ -239,7 +239,7 @@ class FailoverSuiteIT {
                 .pollInterval(Duration.ofSeconds(1))
                 .ignoreExceptions()
                 .until(() -> stack.messageCount(queue()) == 0);
-        long lost = workload.distinct().size() - applied(workload);
+        long lost = workload.distinct().size() - Invariant.applied(stack.settings(), workload);
         report(String.format(
                 "%-34s %6d %5d %6s %10d %9s %9s   (standby %d bytes behind at the crash)",
                 "database crash, asynchronous",
@@ -370,19 +370,7 @@ class FailoverSuiteIT {
 
     private void awaitApplied(MessageSet workload, double fraction) {
         long target = (long) Math.ceil(workload.distinct().size() * fraction);
-        await().atMost(DRAIN).ignoreExceptions().until(() -> applied(workload) >= target);
-    }
-
-    private long applied(MessageSet workload) throws SQLException {
-        try (Connection db = Database.connect(stack.settings());
-                PreparedStatement query =
-                        db.prepareStatement("SELECT count(*) FROM processed_events WHERE event_id = ANY (?)")) {
-            query.setArray(1, db.createArrayOf("uuid", workload.distinctIds().toArray()));
-            try (ResultSet row = query.executeQuery()) {
-                row.next();
-                return row.getLong(1);
-            }
-        }
+        await().atMost(DRAIN).ignoreExceptions().until(() -> Invariant.applied(stack.settings(), workload) >= target);
     }
 
     /** Per account, the sum of the workload's events that have a dedup record. */

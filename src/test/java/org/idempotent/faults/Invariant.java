@@ -247,7 +247,7 @@ final class Invariant {
         return summary;
     }
 
-    private static long applied(Settings settings, MessageSet workload) throws SQLException {
+    static long applied(Settings settings, MessageSet workload) throws SQLException {
         try (var db = Database.connect(settings);
                 PreparedStatement query =
                         db.prepareStatement("SELECT count(*) FROM processed_events WHERE event_id = ANY (?)")) {
@@ -291,13 +291,18 @@ final class Invariant {
         return balances;
     }
 
-    /** How many messages the queue holds, without taking them. */
-    private static int browse(Settings settings, String queueName) throws JMSException {
-        try (Connection connection = new ActiveMQConnectionFactory(
+    /** Queues are inspected as an operator inspects them, with the operator role broker.xml grants. */
+    private static Connection asOperator(Settings settings) throws JMSException {
+        return new ActiveMQConnectionFactory(
                         settings.brokerHaUrl(),
                         settings.get("BROKER_OPERATOR_USER"),
                         settings.get("BROKER_OPERATOR_PASSWORD"))
-                .createConnection()) {
+                .createConnection();
+    }
+
+    /** How many messages the queue holds, without taking them. */
+    private static int browse(Settings settings, String queueName) throws JMSException {
+        try (Connection connection = asOperator(settings)) {
             connection.start();
             Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
             try (QueueBrowser browser = session.createBrowser(session.createQueue(queueName))) {
@@ -314,11 +319,7 @@ final class Invariant {
     private static int drain(Settings settings, String queueName, Map<UUID, String> dead) throws JMSException {
         int unexpected = 0;
         int available = browse(settings, queueName);
-        try (Connection connection = new ActiveMQConnectionFactory(
-                        settings.brokerHaUrl(),
-                        settings.get("BROKER_OPERATOR_USER"),
-                        settings.get("BROKER_OPERATOR_PASSWORD"))
-                .createConnection()) {
+        try (Connection connection = asOperator(settings)) {
             connection.start();
             Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
             var queue = session.createQueue(queueName);
