@@ -63,7 +63,7 @@ public final class ThroughputBenchmark {
             + " --big-rows N --skip-big --only db,container,dedup-off,outbox-off,latency,fresh-broker,big"
             + " --heaps 256m,512m --compare \"label=-XX:... java:/path/bin/java war:/path.war|label=...\" --jfr N"
             + " --payara-jvm \"-XX:... -XX:...\" --paced-warmup PASSES --latency-of label,label (compared variants)"
-            + " --repeat ROUNDS (of the product and the compared variants; medians)";
+            + " --repeat ROUNDS (of the product, dedup off, outbox off and the compared variants; medians)";
 
     private static final Set<String> OPTIONS = Set.of(
             "messages",
@@ -129,6 +129,11 @@ public final class ThroughputBenchmark {
                 messages.distinct().size(),
                 messages.expectedBalances().size(),
                 options.get("seed", "42"));
+        Map<String, Variant> variants = variants();
+        List<String> latencyOf = options.getList("latency-of", "").stream()
+                .filter(label -> !label.isBlank())
+                .toList();
+        latencyOf.forEach(label -> jvmOf(variants, label)); // an unknown label fails now, not after an hour
         warmBroker();
         warmFileCache();
         if (runs("db")) {
@@ -148,20 +153,11 @@ public final class ThroughputBenchmark {
             report.addAll(runs.run("product", n, Build.WAR, messages, 0, List.of(), profiled));
         }
         int best = report.best("product").concurrency();
-        if (runs("dedup-off")) {
-            Path war =
-                    ContainerRuns.benchWar(stack.settings.stackDir(), BenchShortcut.class, "PaymentProcessor", "apply");
-            report.addAll(runs.run(DEDUP_OFF, best, war, messages, 0, List.of(), false));
-        }
         if (runs("big")) {
             long rows = options.getLong("big-rows", 10_000_000);
             report.addAll(runs.run("product, 10M rows, v4 IDs", best, Build.WAR, messages, rows, List.of(), false));
             MessageSet v7 = messageSet(MessageSet.Ids.TIME_ORDERED);
             report.addAll(runs.run("product, 10M rows, v7 IDs", best, Build.WAR, v7, rows, List.of(), false));
-        }
-        if (runs("outbox-off")) {
-            Path war = ContainerRuns.benchWar(stack.settings.stackDir(), OutboxOff.class, "PaymentProcessor", "apply");
-            report.addAll(runs.run(OUTBOX_OFF, best, war, messages, 0, List.of(), false));
         }
         for (String heap : options.getList("heaps", "")) {
             if (!heap.isBlank()) {
@@ -169,17 +165,15 @@ public final class ThroughputBenchmark {
                 report.addAll(runs.run("product, -Xmx" + heap, best, Build.WAR, messages, 0, jvm, false));
             }
         }
-        Map<String, List<String>> compared = compare(best);
+        inRounds(variants, best);
         if (runs("latency")) {
             PacedLatency paced = new PacedLatency(stack, runs, messages, OUT);
             double rate = report.best("product").rate() / 2;
             int warmups = options.getInt("paced-warmup", 3);
             report.latency(paced.measure("product", best, rate, warmups, List.of()));
             // The same rate for each: a variant is judged by the latency it gives the same offered load.
-            for (String label : options.getList("latency-of", "")) {
-                if (!label.isBlank()) {
-                    report.latency(paced.measure(label, best, rate, warmups, compared.get(label)));
-                }
+            for (String label : latencyOf) {
+                report.latency(paced.measure(label, best, rate, warmups, jvmOf(variants, label)));
             }
         }
         if (runs("fresh-broker")) {
@@ -192,44 +186,70 @@ public final class ThroughputBenchmark {
         runs.summarizeProfile();
     }
 
+    /** A variant judged against the product: the WAR it deploys and its JVM options. */
+    private record Variant(Path war, List<String> jvm) {}
+
     /**
-     * label=options|label=options: the product again with each, beside its default run. Returns each label's JVM
-     * options (for --latency-of).
+     * Dedup off, outbox off and the --compare variants (label=options|label=options: the product again with each) at
+     * the product's best concurrency, in rounds, the product again in each after the first, so that a slow minute of
+     * the machine falls on every variant alike; each figure is then the median of its rounds.
      */
-    private Map<String, List<String>> compare(int sessions) throws Exception {
-        Map<String, List<String>> compared = new LinkedHashMap<>();
-        if (!options.has("compare")) {
-            return compared;
-        }
-        Map<String, Path> wars = new LinkedHashMap<>();
-        for (String variant : options.get("compare", "").split("\\|")) {
-            int equals = variant.indexOf('=');
-            String label = variant.substring(0, equals).trim();
-            List<String> tokens = new ArrayList<>(BenchStack.split(variant.substring(equals + 1)));
-            wars.put(
-                    label,
-                    tokens.stream()
-                            .filter(token -> token.startsWith("war:"))
-                            .map(token -> Path.of(token.substring(4)))
-                            .findFirst()
-                            .orElse(Build.WAR));
-            tokens.removeIf(token -> token.startsWith("war:"));
-            compared.put(label, tokens);
-            report.compared(COMPARED + label);
-        }
-        // In rounds, the product again in each after the first, so that a slow minute of the machine falls on every
-        // variant alike; each figure is then the median of its rounds.
+    private void inRounds(Map<String, Variant> variants, int sessions) throws Exception {
         for (int round = 0; round < options.getInt("repeat", 1); round++) {
             if (round > 0) {
                 report.addAll(runs.run("product", sessions, Build.WAR, messages, 0, List.of(), false));
             }
-            for (Map.Entry<String, List<String>> variant : compared.entrySet()) {
-                String label = COMPARED + variant.getKey();
-                report.addAll(
-                        runs.run(label, sessions, wars.get(variant.getKey()), messages, 0, variant.getValue(), false));
+            for (Map.Entry<String, Variant> variant : variants.entrySet()) {
+                Variant v = variant.getValue();
+                report.addAll(runs.run(variant.getKey(), sessions, v.war(), messages, 0, v.jvm(), false));
             }
         }
-        return compared;
+    }
+
+    /**
+     * The variants {@link #inRounds} runs, read before anything runs, so that a mistyped --compare or --latency-of
+     * costs nothing.
+     */
+    private Map<String, Variant> variants() {
+        Map<String, Variant> variants = new LinkedHashMap<>();
+        Path dir = stack.settings.stackDir();
+        if (runs("dedup-off")) {
+            variants.put(
+                    DEDUP_OFF,
+                    new Variant(
+                            ContainerRuns.benchWar(dir, BenchShortcut.class, "PaymentProcessor", "apply"), List.of()));
+        }
+        if (runs("outbox-off")) {
+            variants.put(
+                    OUTBOX_OFF,
+                    new Variant(ContainerRuns.benchWar(dir, OutboxOff.class, "PaymentProcessor", "apply"), List.of()));
+        }
+        String compare = options.get("compare", "");
+        for (String variant : compare.isBlank() ? new String[0] : compare.split("\\|")) {
+            int equals = variant.indexOf('=');
+            if (equals < 1) {
+                throw new IllegalArgumentException("--compare: " + variant + " is not label=options");
+            }
+            String label = variant.substring(0, equals).trim();
+            List<String> tokens = new ArrayList<>(BenchStack.split(variant.substring(equals + 1)));
+            Path war = tokens.stream()
+                    .filter(token -> token.startsWith("war:"))
+                    .map(token -> Path.of(token.substring(4)))
+                    .findFirst()
+                    .orElse(Build.WAR);
+            tokens.removeIf(token -> token.startsWith("war:"));
+            variants.put(COMPARED + label, new Variant(war, tokens));
+            report.compared(COMPARED + label);
+        }
+        return variants;
+    }
+
+    private static List<String> jvmOf(Map<String, Variant> variants, String label) {
+        Variant variant = variants.get(COMPARED + label);
+        if (variant == null) {
+            throw new IllegalArgumentException("--latency-of " + label + ": no such --compare label");
+        }
+        return variant.jvm();
     }
 
     private MessageSet messageSet(MessageSet.Ids ids) {
