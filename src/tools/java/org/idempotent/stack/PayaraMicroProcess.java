@@ -60,18 +60,7 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
     /** Starts an instance; its HTTP port is the setting HTTP_PORT. */
     public static PayaraMicroProcess start(
             String name, Settings settings, Path war, boolean showOutput, String... jvmOptions) {
-        return start(name, settings, war, showOutput, List.of(), jvmOptions);
-    }
-
-    /** Also runs {@code extraCommands} (asadmin) after the product's own post-boot commands. */
-    public static PayaraMicroProcess start(
-            String name,
-            Settings settings,
-            Path war,
-            boolean showOutput,
-            List<String> extraCommands,
-            String... jvmOptions) {
-        return start(name, settings, war, showOutput, extraCommands, null, List.of(jvmOptions));
+        return start(name, settings, war, showOutput, List.of(), null, List.of(jvmOptions));
     }
 
     /** On another JDK's {@code java} binary (null: this JVM's), for a benchmark's side-by-side run. */
