@@ -15,8 +15,10 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.idempotent.stack.Commands;
 import org.idempotent.stack.FreePort;
+import org.idempotent.stack.PostgresBinaries;
 import org.idempotent.stack.PostgresCluster;
 import org.idempotent.stack.Settings;
 
@@ -29,6 +31,8 @@ import org.idempotent.stack.Settings;
 final class PostgresPair implements AutoCloseable {
 
     private static final String SUPERUSER = PostgresCluster.SUPERUSER;
+    /** A standby needs pg_basebackup and pg_rewind, which only the machine's installation has. */
+    private static final PostgresBinaries MACHINE = PostgresBinaries.ofMachineFor("The failover suite's standby");
 
     /** One server of the pair; the roles move between the two. */
     static final class Node {
@@ -69,7 +73,7 @@ final class PostgresPair implements AutoCloseable {
         }
 
         void start() {
-            PostgresCluster.asPostgres(
+            MACHINE.run(
                     "pg_ctl",
                     "-D",
                     dir.toString(),
@@ -103,12 +107,12 @@ final class PostgresPair implements AutoCloseable {
 
         void stop() {
             if (Files.exists(dir.resolve("postmaster.pid"))) {
-                PostgresCluster.asPostgres("pg_ctl", "-D", dir.toString(), "-m", "fast", "-w", "stop");
+                MACHINE.run("pg_ctl", "-D", dir.toString(), "-m", "fast", "-w", "stop");
             }
         }
 
         void promote() {
-            PostgresCluster.asPostgres("pg_ctl", "-D", dir.toString(), "-w", "promote");
+            MACHINE.run("pg_ctl", "-D", dir.toString(), "-w", "promote");
         }
 
         private long postmasterPid() {
@@ -172,12 +176,13 @@ final class PostgresPair implements AutoCloseable {
     static PostgresPair create(Path root, boolean synchronous) throws IOException, SQLException {
         Commands.deleteRecursively(root);
         Files.createDirectories(root);
-        PostgresCluster.asRoot("chown", SUPERUSER, root.toString());
+        if (PostgresBinaries.runningAsRoot()) {
+            Commands.run(List.of("chown", PostgresBinaries.serverUser(), root.toString()), Map.of());
+        }
         PostgresPair pair = new PostgresPair(root, synchronous);
         pair.primary = new Node("pg-a", root.resolve("pg-a"));
         pair.standby = new Node("pg-b", root.resolve("pg-b"));
-        PostgresCluster.asPostgres(
-                "initdb", "-D", pair.primary.dir.toString(), "-U", SUPERUSER, "-A", "trust", "--no-sync");
+        MACHINE.run("initdb", "-D", pair.primary.dir.toString(), "-U", SUPERUSER, "-A", "trust", "--no-sync");
         pair.primary.configure(synchronous);
         pair.primary.start();
         pair.attachStandby(pair.standby);
@@ -225,7 +230,7 @@ final class PostgresPair implements AutoCloseable {
         // A promotion ends recovery without a checkpoint; until the first one, the new primary's control file still
         // names the old timeline, and pg_rewind would find "no rewind required" and leave the divergent WAL in place.
         primary.execute("CHECKPOINT");
-        PostgresCluster.asPostgres(
+        MACHINE.run(
                 "pg_rewind",
                 "-D",
                 standby.dir.toString(),
@@ -250,7 +255,7 @@ final class PostgresPair implements AutoCloseable {
     }
 
     private void attachStandby(Node node) throws IOException, SQLException {
-        PostgresCluster.asPostgres(
+        MACHINE.run(
                 "pg_basebackup",
                 "-D",
                 node.dir.toString(),

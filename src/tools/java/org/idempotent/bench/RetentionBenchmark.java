@@ -17,6 +17,7 @@ import org.idempotent.stack.AdminClient;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.InstanceMetrics;
 import org.idempotent.stack.PayaraInstance;
+import org.idempotent.stack.RunDatabase;
 import org.idempotent.stack.Settings;
 
 /**
@@ -36,7 +37,7 @@ public final class RetentionBenchmark {
     private RetentionBenchmark() {}
 
     public static void main(String[] args) throws Exception {
-        Settings settings = Settings.fromEnvironment();
+        Settings settings = RunDatabase.find(Settings.fromEnvironment());
         PayaraInstance instance = PayaraInstance.at(settings.getInt("HTTP_PORT"));
         InstanceMetrics metrics = new InstanceMetrics(instance);
         AdminClient admin = AdminClient.as(instance, settings.get("ADMIN_USER"), settings.get("ADMIN_PASSWORD"));

@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import org.idempotent.stack.Database;
+import org.idempotent.stack.RunDatabase;
 import org.idempotent.stack.Settings;
 
 /**
@@ -32,7 +33,7 @@ public final class LoadGenerator {
         int count = options.getInt("count", 20_000);
         long seed = options.getLong("seed", System.nanoTime());
         Duration timeout = Duration.ofSeconds(options.getLong("timeout", 600));
-        Settings settings = Settings.fromEnvironment();
+        Settings settings = RunDatabase.find(Settings.fromEnvironment());
         // Accounts of this run only, so that the balance check is exact however many runs the database has seen.
         String accounts = MessageSet.runPrefix("load");
         MessageSet messages = MessageSet.of(

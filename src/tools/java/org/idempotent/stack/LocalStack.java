@@ -3,8 +3,9 @@ package org.idempotent.stack;
 import java.time.Duration;
 
 /**
- * The run command ({@code mvn -Prun}): PostgreSQL database (created if missing), the Artemis broker distribution with
- * its console and a persistent journal, and Payara Micro with the RAR and the WAR, in the foreground. Ctrl-C stops all of it.
+ * The run command ({@code mvn -Prun}): PostgreSQL (DB_HOST's when given, else one of the run's own, see
+ * {@link RunDatabase}) with the database and roles created if missing, the Artemis broker distribution with its console
+ * and a persistent journal, and Payara Micro with the RAR and the WAR, in the foreground. Ctrl-C stops all of it.
  */
 public final class LocalStack {
 
@@ -12,6 +13,20 @@ public final class LocalStack {
 
     public static void main(String[] args) throws Exception {
         Settings settings = Settings.fromEnvironment();
+        PostgresCluster postgres = null;
+        if (!RunDatabase.configured()) {
+            postgres = RunDatabase.start(settings);
+            settings = postgres.serve(settings);
+            System.out.printf(
+                    "Database: %s at 127.0.0.1:%d, data in %s (no DB_HOST given; set it to use another server)%n",
+                    postgres.binaries().description(), postgres.port(), RunDatabase.root(settings));
+            if (PostgresBinaries.runningAsRoot()) {
+                System.out.printf(
+                        "Running as root: the PostgreSQL server runs as the user '%s' (it refuses to run as root)%n",
+                        PostgresBinaries.serverUser());
+            }
+        }
+        PostgresCluster database = postgres;
         Database.ensureExists(settings);
         BrokerProcess broker = BrokerProcess.start(settings, false);
         System.out.printf(
@@ -27,6 +42,9 @@ public final class LocalStack {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             micro.stop(Duration.ofSeconds(30));
             broker.stop(Duration.ofSeconds(30));
+            if (database != null) {
+                database.stop();
+            }
         }));
         micro.awaitReady(Duration.ofMinutes(3));
         System.out.printf(
@@ -39,6 +57,9 @@ public final class LocalStack {
                 micro.uri("/metrics"));
         int exit = micro.waitFor();
         broker.stop(Duration.ofSeconds(30));
+        if (database != null) {
+            database.stop();
+        }
         System.exit(exit);
     }
 }

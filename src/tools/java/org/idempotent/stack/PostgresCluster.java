@@ -2,56 +2,121 @@ package org.idempotent.stack;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
- * A PostgreSQL cluster of its own, made under a directory (initdb) on a free port, for a tool or test that must not
- * reconfigure or share the machine's cluster: the benchmark's (commit timestamps on, its CPU its own). Trust
- * authentication on 127.0.0.1 only, no Unix socket.
+ * A PostgreSQL cluster of its own under a directory ({@code data/} and {@code postgres.log}), for a tool or test that
+ * must not need, reconfigure or share the machine's: the run command's database when none is configured, the tests'
+ * when the machine has none, the benchmark's (commit timestamps on, its CPU its own). Trust authentication on the
+ * loopback addresses only, no Unix socket.
  */
 public final class PostgresCluster implements AutoCloseable {
 
+    /** The database superuser initdb makes (a role, whatever operating-system user runs the server). */
     public static final String SUPERUSER = "postgres";
-    private static final Path BIN = binaries();
 
-    private final Path dir;
-    private final int port = FreePort.find();
+    private static final Pattern PORT_LINE = Pattern.compile("(?m)^port = (\\d+)$");
 
-    private PostgresCluster(Path dir) {
-        this.dir = dir;
+    private final PostgresBinaries binaries;
+    private final Path root;
+    private final int port;
+
+    private PostgresCluster(PostgresBinaries binaries, Path root, int port) {
+        this.binaries = binaries;
+        this.root = root;
+        this.port = port;
     }
 
-    /** A new cluster under {@code root} (emptied first), started, with {@code settings} (postgresql.conf lines). */
+    /**
+     * A new cluster under {@code root} (emptied first), started, with {@code settings} (postgresql.conf lines), of the
+     * machine's binaries where it has them (the benchmark's figures were taken with them), else the build's.
+     */
     public static PostgresCluster create(Path root, List<String> settings) throws IOException {
         Commands.deleteRecursively(root);
+        PostgresBinaries binaries = PostgresBinaries.ofMachine().orElseGet(PostgresBinaries::fromBuild);
+        PostgresCluster cluster = initialise(binaries, root, FreePort.find(), settings);
+        cluster.start();
+        return cluster;
+    }
+
+    /**
+     * The cluster under {@code root}, made there first if it has none (then on {@code port}, or a free port when
+     * {@code port} is 0), and started: its data survives a stop, its port is the one it was made with.
+     */
+    public static PostgresCluster open(PostgresBinaries binaries, Path root, int port) throws IOException {
+        Optional<Integer> existing = portOf(root);
+        PostgresCluster cluster = existing.isPresent()
+                ? new PostgresCluster(binaries, root, existing.get())
+                : initialise(binaries, root, port == 0 ? FreePort.find() : port, List.of());
+        if (!(Files.exists(root.resolve("data").resolve("postmaster.pid")) && listening("127.0.0.1", cluster.port))) {
+            cluster.start(); // else still running, from a run that was killed
+        }
+        return cluster;
+    }
+
+    /**
+     * The port of the cluster made under {@code root}, if there is one: how a tool finds the run command's database
+     * (the load generator) without being told.
+     */
+    public static Optional<Integer> portOf(Path root) {
+        Path conf = root.resolve("data").resolve("postgresql.conf");
+        if (!Files.isRegularFile(conf)) {
+            return Optional.empty();
+        }
+        try {
+            Matcher port = PORT_LINE.matcher(Files.readString(conf));
+            Integer last = null;
+            while (port.find()) {
+                last = Integer.valueOf(port.group(1));
+            }
+            return Optional.ofNullable(last);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static PostgresCluster initialise(PostgresBinaries binaries, Path root, int port, List<String> settings)
+            throws IOException {
         Files.createDirectories(root);
         requireReachable(root);
-        asRoot("chown", SUPERUSER, root.toString());
-        PostgresCluster cluster = new PostgresCluster(root.resolve("data"));
-        asPostgres("initdb", "-D", cluster.dir.toString(), "-U", SUPERUSER, "-A", "trust", "--no-sync");
+        if (PostgresBinaries.runningAsRoot()) {
+            Commands.run(List.of("chown", PostgresBinaries.serverUser(), root.toString()), java.util.Map.of());
+        }
+        Path data = root.resolve("data");
+        binaries.run("initdb", "-D", data.toString(), "-U", SUPERUSER, "-A", "trust", "-E", "UTF8", "--no-sync");
         List<String> conf = new ArrayList<>(
-                List.of("port = " + cluster.port, "listen_addresses = '127.0.0.1'", "unix_socket_directories = ''"));
+                List.of("port = " + port, "listen_addresses = 'localhost'", "unix_socket_directories = ''"));
         conf.addAll(settings);
-        Files.writeString(
-                cluster.dir.resolve("postgresql.conf"), String.join("\n", conf) + "\n", StandardOpenOption.APPEND);
-        Files.writeString(cluster.dir.resolve("pg_hba.conf"), "host all all 127.0.0.1/32 trust\n");
-        asPostgres(
-                "pg_ctl",
-                "-D",
-                cluster.dir.toString(),
-                "-l",
-                root.resolve("postgres.log").toString(),
-                "-w",
-                "-t",
-                "120",
-                "start");
-        return cluster;
+        Files.writeString(data.resolve("postgresql.conf"), String.join("\n", conf) + "\n", StandardOpenOption.APPEND);
+        Files.writeString(data.resolve("pg_hba.conf"), "host all all 127.0.0.1/32 trust\nhost all all ::1/128 trust\n");
+        return new PostgresCluster(binaries, root, port);
+    }
+
+    public void start() {
+        binaries.run(
+                "pg_ctl", "-D", dataDir(), "-l", root.resolve("postgres.log").toString(), "-w", "-t", "120", "start");
+    }
+
+    public void stop() {
+        binaries.run("pg_ctl", "-D", dataDir(), "-m", "fast", "-w", "stop");
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public PostgresBinaries binaries() {
+        return binaries;
     }
 
     /** {@code settings} pointed at this cluster (as primary and as its own standby). */
@@ -66,57 +131,48 @@ public final class PostgresCluster implements AutoCloseable {
     /** The postmaster: its children are the cluster's backends and workers. */
     public long postmasterPid() {
         try {
-            return Long.parseLong(
-                    Files.readAllLines(dir.resolve("postmaster.pid")).get(0).strip());
+            return Long.parseLong(Files.readAllLines(root.resolve("data").resolve("postmaster.pid"))
+                    .get(0)
+                    .strip());
         } catch (IOException e) {
-            throw new UncheckedIOException("is the cluster in " + dir + " running?", e);
+            throw new UncheckedIOException("is the cluster in " + root + " running?", e);
         }
     }
 
     @Override
     public void close() {
-        asPostgres("pg_ctl", "-D", dir.toString(), "-m", "fast", "-w", "stop");
+        stop();
+    }
+
+    private String dataDir() {
+        return root.resolve("data").toString();
+    }
+
+    /** Whether a server answers on {@code host:port} (a TCP connection is accepted). */
+    public static boolean listening(String host, int port) {
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(host, port), 1000);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /**
-     * The postgres user must reach the cluster's directory: a checkout inside a private directory (mktemp -d makes one
-     * 0700) cannot hold a cluster, and initdb's own message does not say which directory is in the way.
+     * The server's user must reach the cluster's directory: a checkout inside a private directory (mktemp -d makes one
+     * 0700, /root is one) cannot hold a cluster run as root, and initdb's own message does not say which directory is
+     * in the way.
      */
     private static void requireReachable(Path dir) throws IOException {
-        if (!"root".equals(System.getProperty("user.name"))) {
+        if (!PostgresBinaries.runningAsRoot()) {
             return; // the cluster runs as this user
         }
         for (Path ancestor = dir.toAbsolutePath().getParent(); ancestor != null; ancestor = ancestor.getParent()) {
             if (!Files.getPosixFilePermissions(ancestor).contains(PosixFilePermission.OTHERS_EXECUTE)) {
-                throw new IllegalStateException("the postgres user cannot reach " + dir + ": " + ancestor
+                throw new IllegalStateException("PostgreSQL runs as the user " + PostgresBinaries.serverUser()
+                        + " here (it refuses root), who cannot reach " + dir + ": " + ancestor
                         + " is closed to others (chmod o+x " + ancestor + ", or check out the project elsewhere)");
             }
-        }
-    }
-
-    /** PostgreSQL refuses to run as root: its commands run as the postgres user when this runs as root. */
-    public static String asPostgres(String... command) {
-        List<String> line = new ArrayList<>();
-        if ("root".equals(System.getProperty("user.name"))) {
-            line.addAll(List.of("runuser", "-u", SUPERUSER, "--"));
-        }
-        line.add(BIN.resolve(command[0]).toString());
-        line.addAll(List.of(command).subList(1, command.length));
-        return Commands.run(line, Map.of());
-    }
-
-    public static void asRoot(String... command) {
-        if ("root".equals(System.getProperty("user.name"))) {
-            Commands.run(List.of(command), Map.of());
-        }
-    }
-
-    /** The server binaries of the newest PostgreSQL installed (Debian keeps them out of PATH). */
-    private static Path binaries() {
-        try (var versions = Files.list(Path.of("/usr/lib/postgresql"))) {
-            return versions.sorted().reduce((a, b) -> b).orElseThrow().resolve("bin");
-        } catch (IOException e) {
-            throw new UncheckedIOException("PostgreSQL's server binaries are expected in /usr/lib/postgresql", e);
         }
     }
 }
