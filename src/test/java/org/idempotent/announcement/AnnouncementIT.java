@@ -36,7 +36,7 @@ class AnnouncementIT {
     private static final Duration QUIET = Duration.ofSeconds(3);
 
     @RegisterExtension
-    static final RunningConsumer consumer = RunningConsumer.on("announce-it", "it.announce");
+    static final RunningConsumer consumer = RunningConsumer.shared();
 
     private static AnnouncementSubscriber subscriber;
 

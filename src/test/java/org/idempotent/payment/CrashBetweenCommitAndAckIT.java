@@ -25,22 +25,40 @@ import org.idempotent.stack.Settings;
 import org.jboss.shrinkwrap.api.ShrinkWrap;
 import org.jboss.shrinkwrap.api.exporter.ZipExporter;
 import org.jboss.shrinkwrap.api.spec.WebArchive;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
 
 /**
  * The consumer JVM dies after the database commit and before the acknowledgement. The broker still has the message,
  * redelivers it to the restarted consumer, and the dedup record turns it into a duplicate: the money moved once.
  */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class CrashBetweenCommitAndAckIT {
+
+    private final Settings settings = settings("it.crash");
+    private final Path war = crashHookWar(settings);
+    /** The JVM that took over after the first crash, which the second crash then kills: three JVMs, not four. */
+    private PayaraMicroProcess survivor;
+
+    @AfterAll
+    void stopSurvivor() {
+        if (survivor != null) {
+            survivor.close();
+        }
+    }
 
     /**
      * The marked message is the only one the first JVM sees, so the one duplicate the second JVM counts is that very
      * message (everything sent afterwards is distinct and reaches only the second, which is not killed).
      */
     @Test
+    @Order(1)
     void crashBetweenCommitAndAckIsRedeliveredAndCountedAsDuplicate() throws Exception {
-        Settings settings = settings("it.crash");
-        Path war = crashHookWar(settings);
         Ledger ledger = new Ledger(settings);
         String prefix = "crash-" + UUID.randomUUID().toString().substring(0, 8);
         Map<String, Long> expected = new HashMap<>();
@@ -67,26 +85,25 @@ class CrashBetweenCommitAndAckIT {
         expected.put(markedAccount, 4242L);
         ids.add(marked);
 
-        try (PayaraMicroProcess second = PayaraMicroProcess.startReady("crash-it-2", settings, war)) {
-            InstanceMetrics metrics = new InstanceMetrics(second);
-            try (PaymentProducer producer = new PaymentProducer(settings)) {
-                sendEvents(producer, prefix + "-a", 40, expected, ids);
-                sendEvents(producer, prefix + "-b", 40, expected, ids);
-            }
-
-            await().atMost(Duration.ofMinutes(2)).untilAsserted(() -> {
-                assertThat(ledger.processedCount(ids)).isEqualTo(ids.size());
-                assertThat(metrics.outcome("duplicate"))
-                        .as("the marked message, redelivered")
-                        .isEqualTo(1);
-            });
-            assertThat(metrics.outcome("applied"))
-                    .as("only the events sent after the crash")
-                    .isEqualTo(80);
-            expected.forEach((account, balance) ->
-                    assertThat(ledger.balance(account)).as(account).isEqualTo(balance));
-            assertThat(metrics.outcome("failed")).isZero();
+        survivor = PayaraMicroProcess.startReady("crash-it-2", settings, war);
+        InstanceMetrics metrics = new InstanceMetrics(survivor);
+        try (PaymentProducer producer = new PaymentProducer(settings)) {
+            sendEvents(producer, prefix + "-a", 40, expected, ids);
+            sendEvents(producer, prefix + "-b", 40, expected, ids);
         }
+
+        await().atMost(Duration.ofMinutes(2)).untilAsserted(() -> {
+            assertThat(ledger.processedCount(ids)).isEqualTo(ids.size());
+            assertThat(metrics.outcome("duplicate"))
+                    .as("the marked message, redelivered")
+                    .isEqualTo(1);
+        });
+        assertThat(metrics.outcome("applied"))
+                .as("only the events sent after the crash")
+                .isEqualTo(80);
+        expected.forEach((account, balance) ->
+                assertThat(ledger.balance(account)).as(account).isEqualTo(balance));
+        assertThat(metrics.outcome("failed")).isZero();
     }
 
     /**
@@ -96,13 +113,15 @@ class CrashBetweenCommitAndAckIT {
      * lands in the dead-letter queue again.
      */
     @Test
+    @Order(2)
     void crashAfterADeadLetterForwardLeavesOneCopyAndAReplayLandsAgain() throws Exception {
-        Settings settings = settings("it.crash-dlq");
-        Path war = crashHookWar(settings);
         String probe = UUID.randomUUID().toString();
         String selector = "probe = '" + probe + "'";
 
-        try (PayaraMicroProcess first = PayaraMicroProcess.startReady("crash-dlq-it-1", settings, war)) {
+        PayaraMicroProcess running =
+                survivor != null ? survivor : PayaraMicroProcess.startReady("crash-it-2", settings, war);
+        survivor = null;
+        try (PayaraMicroProcess first = running) {
             try (PaymentProducer producer = new PaymentProducer(settings)) {
                 TextMessage poison = producer.session().createTextMessage("not a payment");
                 poison.setBooleanProperty(HaltAfterCommit.PROPERTY, true);
@@ -115,7 +134,7 @@ class CrashBetweenCommitAndAckIT {
             assertThat(first.exitValue()).isEqualTo(HaltAfterCommit.EXIT_CODE);
         }
 
-        try (PayaraMicroProcess second = PayaraMicroProcess.startReady("crash-dlq-it-2", settings, war);
+        try (PayaraMicroProcess second = PayaraMicroProcess.startReady("crash-it-3", settings, war);
                 DeadLetterReader deadLetters = new DeadLetterReader(settings)) {
             InstanceMetrics metrics = new InstanceMetrics(second);
             await().atMost(Duration.ofMinutes(2))

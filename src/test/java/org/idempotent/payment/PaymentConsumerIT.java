@@ -35,7 +35,7 @@ class PaymentConsumerIT {
     private static final Duration PATIENCE = Duration.ofSeconds(60);
 
     @RegisterExtension
-    static final RunningConsumer consumer = RunningConsumer.on("consumer-it", "it.consumer");
+    static final RunningConsumer consumer = RunningConsumer.shared();
 
     private static DeadLetterReader deadLetters;
     private static DeadLetterReader conflicts;

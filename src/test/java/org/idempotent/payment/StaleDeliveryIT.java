@@ -32,7 +32,7 @@ class StaleDeliveryIT {
     private static final Duration HORIZON = Duration.ofDays(13);
 
     @RegisterExtension
-    static final RunningConsumer consumer = RunningConsumer.on("stale-it", "it.stale");
+    static final RunningConsumer consumer = RunningConsumer.shared();
 
     private static DeadLetterReader quarantine;
 

@@ -42,7 +42,7 @@ class MultiProtocolProducersIT {
     private static final Duration PATIENCE = Duration.ofSeconds(60);
 
     @RegisterExtension
-    static final RunningConsumer consumer = RunningConsumer.on("protocols-it", "it.protocols");
+    static final RunningConsumer consumer = RunningConsumer.shared();
 
     /** One way of sending a body, text or bytes, with string properties. */
     private interface Sender extends AutoCloseable {

@@ -145,25 +145,8 @@ class RetentionIT {
         assertThat(consumer.admin().get("/admin/retention").statusCode()).isEqualTo(200);
     }
 
-    /** A second instance whose schedule fires every 5 seconds: the timer itself purges, nobody calls the API. */
-    @Test
-    void theTimerPurgesOnItsScheduleWithoutBeingAsked() throws Exception {
-        Settings firing = consumer.settings()
-                .with("RETENTION_SCHEDULE", "second=*/5;minute=*;hour=*")
-                .with("HTTP_PORT", String.valueOf(FreePort.find()));
-        consumer.ledger().insertProcessed(2_000, EXPIRED);
-        try (PayaraMicroProcess timed = PayaraMicroProcess.startReady("retention-timer-it", firing, Build.WAR)) {
-
-            await().atMost(Duration.ofSeconds(60))
-                    .until(() -> consumer.ledger().processedAged(WINDOW, Duration.ofDays(365)) == 0);
-            await().atMost(Duration.ofSeconds(30))
-                    .untilAsserted(() -> assertThat(new InstanceMetrics(timed).gauge("retention_purged_rows_total"))
-                            .isGreaterThanOrEqualTo(2_000));
-            assertThat(Files.readString(timed.log()))
-                    .as("purged by its own timer")
-                    .contains("Purge COMPLETED");
-        }
-    }
+    // The timer purging on its own schedule, nobody calling the API, is FailoverSuiteIT's
+    // retentionPurgesOnceAcrossTheInstances (three instances, every 5 s): not proved twice.
 
     /** A second instance, configured with a window that a late redelivery could outlast. */
     @Test

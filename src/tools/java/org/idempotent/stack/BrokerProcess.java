@@ -41,7 +41,10 @@ public final class BrokerProcess extends ChildProcess {
     private static Map<String, String> environment(Settings settings, List<String> jvmOptions) {
         Map<String, String> environment = new HashMap<>(settings.asEnvironment());
         // After the instance's own options in artemis.profile, so these win (heap, test budgets, JMX).
-        environment.put("JAVA_ARGS_APPEND", "-Xmx512m " + String.join(" ", jvmOptions));
+        List<String> options = new ArrayList<>(List.of("-Xmx512m"));
+        options.addAll(jvmOptions);
+        options.addAll(extraJvmOptions());
+        environment.put("JAVA_ARGS_APPEND", String.join(" ", options));
         return environment;
     }
 

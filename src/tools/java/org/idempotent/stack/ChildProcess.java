@@ -32,6 +32,15 @@ public class ChildProcess implements AutoCloseable {
         this.process = builder.start();
     }
 
+    /**
+     * JVM options for every broker and Payara Micro this JVM starts, after their own: the system property
+     * {@code stack.jvm.options}, which only the test run sets (pom.xml).
+     */
+    static List<String> extraJvmOptions() {
+        String options = System.getProperty("stack.jvm.options", "").strip();
+        return options.isEmpty() ? List.of() : List.of(options.split("\\s+"));
+    }
+
     static String java() {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
     }

@@ -96,6 +96,7 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             // Payara Micro unpacks itself into java.io.tmpdir: one directory per instance, inside the stack dir.
             command.add("-Djava.io.tmpdir=" + work);
             command.addAll(jvmOptions);
+            command.addAll(extraJvmOptions());
             command.addAll(List.of(
                     "-jar",
                     Build.PAYARA_MICRO.toString(),
