@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.idempotent.stack.Build;
+import org.idempotent.stack.ChildProcess;
 import org.idempotent.stack.Commands;
 import org.idempotent.stack.Settings;
 import org.openqa.selenium.By;
@@ -57,9 +58,22 @@ final class PayaraServerDomain implements AutoCloseable {
                 "--domaindir",
                 domainDir.toString(),
                 NAME);
+        domain.addJvmOptions(ChildProcess.extraJvmOptions());
         domain.run("start-domain", "--domaindir", domainDir.toString(), NAME);
         domain.started = true;
         return domain;
+    }
+
+    /**
+     * The test run's JVM options (C1 only) for the DAS and every instance made from default-config, written into
+     * domain.xml before the first start, as the other JVMs of the tests get them.
+     */
+    private void addJvmOptions(List<String> options) throws IOException {
+        StringBuilder elements = new StringBuilder();
+        options.forEach(
+                option -> elements.append("<jvm-options>").append(option).append("</jvm-options>"));
+        Files.writeString(
+                domainXml(), Files.readString(domainXml()).replaceAll("(<java-config[^>]*>)", "$1" + elements));
     }
 
     Path asadmin() {
@@ -95,6 +109,7 @@ final class PayaraServerDomain implements AutoCloseable {
             clean.put(name, System.getenv().getOrDefault(name, ""));
         }
         clean.put("JAVA_HOME", System.getProperty("java.home"));
+        clean.put("AS_EXTRA_JAVA_OPTS", String.join(" ", ChildProcess.extraJvmOptions()));
         return Commands.run(command, clean, true);
     }
 
@@ -149,6 +164,8 @@ final class PayaraServerDomain implements AutoCloseable {
         environment.put("POSTGRESQL_JAR", Build.POSTGRESQL_DRIVER.toString());
         environment.put("ARTEMIS_RAR", Build.RAR.toString());
         environment.put("WAR", Build.WAR.toString());
+        // asadmin's own JVMs, one per call or session, as the other JVMs of the tests.
+        environment.put("AS_EXTRA_JAVA_OPTS", String.join(" ", ChildProcess.extraJvmOptions()));
         return environment;
     }
 

@@ -41,9 +41,9 @@ import org.junit.jupiter.api.TestMethodOrder;
 /**
  * The production topology on real engines, one stack for every scenario (src/site/markdown/production-topology.md): an Artemis
  * primary/backup pair on a shared store, a PostgreSQL primary with a synchronous standby (created here, under
- * target/), three Payara Micro consumers on the queue. Each scenario sends 3,000 messages (20 % copies, 0.5 % poison)
- * and kills one shared part mid-run, when a third is applied: the 2,000 left are four times what the consumers can
- * hold in flight (3 instances x 4 sessions x about 40 prefetched), so every fault meets full windows and a backlog in
+ * target/), two Payara Micro consumers on the queue. Each scenario sends 3,000 messages (20 % copies, 0.5 % poison)
+ * and kills one shared part mid-run, when a third is applied: the 2,000 left are six times what the consumers can
+ * hold in flight (2 instances x 4 sessions x about 40 prefetched), so every fault meets full windows and a backlog in
  * the journal ({@code -Dit.scale=5} sends 15,000); then the fault suite's invariant over everything sent so far: every balance
  * exact, the queue empty by the broker's count, the dead letters exactly the poison sent. Lost and double counts are
  * asserted, timings only printed (target/failover-suite.txt).
@@ -82,7 +82,7 @@ class FailoverSuiteIT {
                         "RETENTION_BATCH_SIZE",
                         "500"),
                 database);
-        for (String name : List.of("consumer-a", "consumer-b", "consumer-c")) {
+        for (String name : List.of("consumer-a", "consumer-b")) {
             consumers.add(stack.startInstance(name));
         }
     }
@@ -144,7 +144,7 @@ class FailoverSuiteIT {
     void consumerKilledWhileTheBrokerFailsOver() throws Exception {
         Running run = runUntilAThirdIsApplied("consumer-and-broker");
         Instant killed = Instant.now();
-        Instance victim = consumers.get(2);
+        Instance victim = consumers.get(1);
         victim.crashAndRestartAfter(() -> stack.brokerPair().primary().kill());
         awaitApplied(run.workload(), 0.6);
         stack.brokerPair().failBack(queue());
@@ -207,9 +207,9 @@ class FailoverSuiteIT {
         long rowsBefore = rows();
         send(workload);
         await().atMost(Duration.ofMinutes(1)).until(() -> waitingForStandby() > 0);
-        // Longer than any timeout on the way (the adapter's 10 s call timeout during failover, the breaker's probe).
-        await().during(Duration.ofSeconds(40))
-                .atMost(Duration.ofSeconds(60))
+        // Longer than any timeout on the way: the adapter's 10 s call timeout during failover, the breaker's 2 s probe.
+        await().during(Duration.ofSeconds(25))
+                .atMost(Duration.ofSeconds(45))
                 .until(() -> rows() == rowsBefore && failed() == failedBefore);
         int terminated = terminateWaiting();
         await().atMost(Duration.ofMinutes(1)).until(() -> failed() > failedBefore);
@@ -264,7 +264,10 @@ class FailoverSuiteIT {
         all = null;
     }
 
-    /** One purge at a time across the three instances (PostgreSQL advisory lock), each row deleted once. */
+    /**
+     * One purge at a time across the instances (PostgreSQL advisory lock), each row deleted once; their timers fire on
+     * the same 5-second ticks, so each tick is a race for the lock.
+     */
     @Test
     @Order(8)
     void retentionPurgesOnceAcrossTheInstances() throws Exception {
@@ -274,7 +277,7 @@ class FailoverSuiteIT {
         assertThat(seen.expiredLeft()).as("every expired row purged").isZero();
         assertThat(seen.samplesAtWork()).as("purges observed at work").isPositive();
         assertThat(seen.most())
-                .as("purges at work at the same moment, across three instances")
+                .as("purges at work at the same moment, across the instances")
                 .isEqualTo(1);
     }
 

@@ -204,6 +204,14 @@ final class FaultStack implements AutoCloseable {
         return brokerPair != null ? brokerPair.messageCount(queue) : broker.messageCount(queue);
     }
 
+    /** The single broker (not a pair), for what only it can do: hold the queue back, count its consumers. */
+    BrokerProcess broker() {
+        if (broker == null) {
+            throw new IllegalStateException("a broker pair");
+        }
+        return broker;
+    }
+
     void stopInstances() {
         instances.forEach(Instance::stop);
     }

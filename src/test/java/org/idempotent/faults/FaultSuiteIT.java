@@ -35,9 +35,9 @@ import org.junit.jupiter.api.TestMethodOrder;
  * {@link Invariant#checkRunning}: over everything sent so far, nothing lost, nothing applied twice, nothing left on
  * the queue, exactly the scenario's poison dead-lettered, every applied event announced once.
  *
- * <p>The broker's redelivery budget is shortened for the whole suite (5 attempts, at most 4 s apart, about 11 s): a
- * delivery that burns attempts dead-letters within the scenario that caused it, and the outage scenario can outlast
- * the budget three times in half a minute.
+ * <p>The broker's redelivery budget is shortened for the whole suite (5 attempts, 1 s apart, 4 s in all): a delivery
+ * that burns attempts dead-letters within the scenario that caused it, and the outage scenario outlasts the budget
+ * three times in 12 s.
  *
  * <p>Sizes are what each guarantee needs, not volume for its own sake: the consumer holds at most 16 sessions x about
  * 40 prefetched messages (16 KiB windows), about 640 in flight, so a few thousand messages keep every fault landing on
@@ -52,7 +52,7 @@ class FaultSuiteIT {
     private static final long SEED = Long.getLong("faults.seed", 20261130L);
     private static final int SESSIONS = 16;
     private static final int ATTEMPTS = 5;
-    private static final Duration BUDGET = Duration.ofSeconds(1 + 2 + 4 + 4);
+    private static final Duration BUDGET = Duration.ofSeconds(1 + 1 + 1 + 1);
 
     private FaultStack stack;
     private Instance consumer;
@@ -67,7 +67,7 @@ class FaultSuiteIT {
         stack = new FaultStack(
                 "faults",
                 Map.of("CONSUMER_MAX_SESSIONS", String.valueOf(SESSIONS)),
-                List.of("-Dbroker.max.delivery.attempts=" + ATTEMPTS, "-Dbroker.max.redelivery.delay=4000"));
+                List.of("-Dbroker.max.delivery.attempts=" + ATTEMPTS, "-Dbroker.max.redelivery.delay=1000"));
         consumer = stack.startInstance("consumer-a");
     }
 
@@ -252,7 +252,8 @@ class FaultSuiteIT {
 
     /**
      * A second instance joins the first on the same queue and database; 400 events x 5 copies, interleaved, from 4
-     * producer threads: the copies of one event reach both instances at once.
+     * producer threads, held on the queue until both instances' 32 sessions are connected, then released at once:
+     * the copies of one event reach both instances together.
      */
     @Test
     @Order(6)
@@ -260,9 +261,14 @@ class FaultSuiteIT {
         Instance second = stack.startInstance("consumer-b");
         MessageSet workload = MessageSet.copies(MessageSet.runPrefix("two"), SEED + 6, scaled(400), 5, 100);
         long appliedBefore = consumer.metrics().outcome("applied");
+        String queue = stack.settings().get("PAYMENTS_QUEUE");
+        stack.broker().pause(queue);
         long started = System.nanoTime();
         Traffic.sendAll(stack.settings(), workload.items(), 4);
         track(workload);
+        // Ready is not yet consuming: the second instance's endpoint connects its sessions just after.
+        await().atMost(Duration.ofMinutes(1)).until(() -> stack.broker().consumerCount(queue) == 2 * SESSIONS);
+        stack.broker().resume(queue);
         awaitApplied(workload, 1);
         long appliedByFirst = consumer.metrics().outcome("applied") - appliedBefore;
         long appliedBySecond = second.metrics().outcome("applied");

@@ -17,7 +17,10 @@ import org.idempotent.fixtures.HeadlessChromium;
 import org.idempotent.stack.BrokerProcess;
 import org.idempotent.stack.Commands;
 import org.idempotent.stack.Settings;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
@@ -25,65 +28,76 @@ import org.openqa.selenium.WebElement;
 /**
  * The broker's web console, as an operator meets it in a browser: on loopback, behind the operator's login, showing
  * the payments queues with their message counts (screenshot under target/screenshots). A broker of its own, so that
- * the counts are this test's.
+ * the counts are this test's (a refused login changes none of them, so both tests share it).
  */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class BrokerConsoleIT {
+
+    private Settings settings;
+    private BrokerProcess broker;
+
+    @BeforeAll
+    void startBroker() throws Exception {
+        settings = freshBroker("target/console-it");
+        broker = BrokerProcess.start(settings, false);
+        send(settings, Map.of("payments.dlq", 3, "payments.conflicts", 2));
+    }
+
+    @AfterAll
+    void stopBroker() {
+        if (broker != null) {
+            broker.close();
+        }
+    }
 
     @Test
     void theOperatorLogsInAndFindsThePaymentsQueuesWithTheirCounts() throws Exception {
-        Settings settings = freshBroker("target/console-it");
-        try (BrokerProcess broker = BrokerProcess.start(settings, false)) {
-            send(settings, Map.of("payments.dlq", 3, "payments.conflicts", 2));
-            WebDriver browser = HeadlessChromium.start();
-            try {
-                String console = "http://127.0.0.1:" + settings.get("BROKER_CONSOLE_PORT") + "/console";
-                openLoginPage(browser, console);
-                HeadlessChromium.screenshot(browser, "broker-console-login");
-                browser.findElement(By.id("pf-login-username-id")).sendKeys(settings.get("BROKER_OPERATOR_USER"));
-                browser.findElement(By.id("pf-login-password-id")).sendKeys(settings.get("BROKER_OPERATOR_PASSWORD"));
-                browser.findElement(By.cssSelector("button[type=submit]")).click();
-                await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
-                    browser.findElement(By.xpath("//button[normalize-space()='Queues']"))
-                            .click();
-                    return queueCounts(browser).containsKey("payments.quarantine");
-                });
-                HeadlessChromium.screenshot(browser, "broker-console-queues");
+        WebDriver browser = HeadlessChromium.start();
+        try {
+            String console = "http://127.0.0.1:" + settings.get("BROKER_CONSOLE_PORT") + "/console";
+            openLoginPage(browser, console);
+            HeadlessChromium.screenshot(browser, "broker-console-login");
+            browser.findElement(By.id("pf-login-username-id")).sendKeys(settings.get("BROKER_OPERATOR_USER"));
+            browser.findElement(By.id("pf-login-password-id")).sendKeys(settings.get("BROKER_OPERATOR_PASSWORD"));
+            browser.findElement(By.cssSelector("button[type=submit]")).click();
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> {
+                browser.findElement(By.xpath("//button[normalize-space()='Queues']"))
+                        .click();
+                return queueCounts(browser).containsKey("payments.quarantine");
+            });
+            HeadlessChromium.screenshot(browser, "broker-console-queues");
 
-                assertThat(queueCounts(browser))
-                        .containsEntry("payments", "0")
-                        .containsEntry("payments.dlq", "3")
-                        .containsEntry("payments.conflicts", "2")
-                        .containsEntry("payments.quarantine", "0");
-            } finally {
-                browser.quit();
-            }
+            assertThat(queueCounts(browser))
+                    .containsEntry("payments", "0")
+                    .containsEntry("payments.dlq", "3")
+                    .containsEntry("payments.conflicts", "2")
+                    .containsEntry("payments.quarantine", "0");
+        } finally {
+            browser.quit();
         }
     }
 
     @Test
     void aProducerCannotLogIntoTheConsole() throws Exception {
-        Settings settings = freshBroker("target/console-producer-it");
-        try (BrokerProcess broker = BrokerProcess.start(settings, false)) {
-            WebDriver browser = HeadlessChromium.start();
-            try {
-                String console = "http://127.0.0.1:" + settings.get("BROKER_CONSOLE_PORT") + "/console";
-                openLoginPage(browser, console);
-                browser.findElement(By.id("pf-login-username-id")).sendKeys(settings.get("BROKER_PRODUCER_USER"));
-                browser.findElement(By.id("pf-login-password-id")).sendKeys(settings.get("BROKER_PRODUCER_PASSWORD"));
-                browser.findElement(By.cssSelector("button[type=submit]")).click();
+        WebDriver browser = HeadlessChromium.start();
+        try {
+            String console = "http://127.0.0.1:" + settings.get("BROKER_CONSOLE_PORT") + "/console";
+            openLoginPage(browser, console);
+            browser.findElement(By.id("pf-login-username-id")).sendKeys(settings.get("BROKER_PRODUCER_USER"));
+            browser.findElement(By.id("pf-login-password-id")).sendKeys(settings.get("BROKER_PRODUCER_PASSWORD"));
+            browser.findElement(By.cssSelector("button[type=submit]")).click();
 
-                // Refused: the login form stays, and no queue view opens.
-                await().pollDelay(Duration.ofSeconds(3))
-                        .atMost(Duration.ofSeconds(10))
-                        .until(() -> !browser.findElements(By.id("pf-login-username-id"))
-                                .isEmpty());
-                HeadlessChromium.screenshot(browser, "broker-console-producer-refused");
-                assertThat(browser.getPageSource()).contains("Invalid login credentials");
-                assertThat(browser.findElements(By.xpath("//button[normalize-space()='Queues']")))
-                        .isEmpty();
-            } finally {
-                browser.quit();
-            }
+            // Refused: the login form stays, and no queue view opens.
+            await().pollDelay(Duration.ofSeconds(3))
+                    .atMost(Duration.ofSeconds(10))
+                    .until(() ->
+                            !browser.findElements(By.id("pf-login-username-id")).isEmpty());
+            HeadlessChromium.screenshot(browser, "broker-console-producer-refused");
+            assertThat(browser.getPageSource()).contains("Invalid login credentials");
+            assertThat(browser.findElements(By.xpath("//button[normalize-space()='Queues']")))
+                    .isEmpty();
+        } finally {
+            browser.quit();
         }
     }
 

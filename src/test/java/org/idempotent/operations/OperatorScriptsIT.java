@@ -18,6 +18,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.idempotent.stack.Build;
+import org.idempotent.stack.ChildProcess;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -149,6 +150,8 @@ class OperatorScriptsIT {
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         Map<String, String> environment = new HashMap<>(SETTINGS.asEnvironment());
         environment.put("ARTEMIS_HOME", Build.artemisHome().toString());
+        // The artemis CLI's JVM, as every JVM the tests start (C1 only).
+        environment.put("JAVA_ARGS_APPEND", String.join(" ", ChildProcess.extraJvmOptions()));
         builder.environment().putAll(environment);
         return builder;
     }

@@ -113,6 +113,8 @@ public final class BrokerProcess extends ChildProcess {
         builder.environment().putAll(instanceSettings);
         builder.environment().put("ARTEMIS_HOME", Build.artemisHome().toString());
         builder.environment().put("BROKER_PLUGINS", Build.BROKER_PLUGINS.toString());
+        // The `artemis create` JVM of the script, as the broker's own.
+        builder.environment().put("JAVA_ARGS_APPEND", String.join(" ", extraJvmOptions()));
         try {
             int exit = builder.start().waitFor();
             if (exit != 0) {
@@ -146,6 +148,13 @@ public final class BrokerProcess extends ChildProcess {
     public long messageCount(String queue) throws IOException, JMException {
         try (RemoteJmx jmx = RemoteJmx.connect(jmxPort)) {
             return (Long) jmx.attribute(queueMBean(jmx, queue), "MessageCount");
+        }
+    }
+
+    /** How many consumers the queue has (each session of each instance is one). */
+    public int consumerCount(String queue) throws IOException, JMException {
+        try (RemoteJmx jmx = RemoteJmx.connect(jmxPort)) {
+            return ((Number) jmx.attribute(queueMBean(jmx, queue), "ConsumerCount")).intValue();
         }
     }
 

@@ -33,10 +33,10 @@ public class ChildProcess implements AutoCloseable {
     }
 
     /**
-     * JVM options for every broker and Payara Micro this JVM starts, after their own: the system property
+     * JVM options for every broker and Payara this JVM starts, after their own: the system property
      * {@code stack.jvm.options}, which only the test run sets (pom.xml).
      */
-    static List<String> extraJvmOptions() {
+    public static List<String> extraJvmOptions() {
         String options = System.getProperty("stack.jvm.options", "").strip();
         return options.isEmpty() ? List.of() : List.of(options.split("\\s+"));
     }
