@@ -24,7 +24,12 @@ import org.idempotent.stack.PayaraInstance;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 
@@ -33,6 +38,12 @@ import org.openqa.selenium.WebElement;
  * setup-payara-server.sh with TARGET naming the group. Both instances consume the queue; the retention purge runs
  * once at a time across them; the admin console shows the group, its instances and the application deployed to it.
  */
+@Order(Order.DEFAULT + 1) // last: after the fault suite has given PostgreSQL back
+// Beside the other classes (pom.xml): its domain, ports, database and queue are its own; never beside the other Payara
+// Server test (two domains would not fit two cores), nor beside a test that stops PostgreSQL.
+@Execution(ExecutionMode.CONCURRENT)
+@ResourceLock("payara-server")
+@ResourceLock(value = "postgres", mode = ResourceAccessMode.READ)
 class PayaraServerGroupIT {
 
     private static final Path INSTALLATION = Path.of(System.getProperty("payara.server.dir", "target/payara-server"))

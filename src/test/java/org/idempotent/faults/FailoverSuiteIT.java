@@ -37,6 +37,9 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The production topology on real engines, one stack for every scenario (src/site/markdown/production-topology.md): an Artemis
@@ -48,6 +51,10 @@ import org.junit.jupiter.api.TestMethodOrder;
  * exact, the queue empty by the broker's count, the dead letters exactly the poison sent. Lost and double counts are
  * asserted, timings only printed (target/failover-suite.txt).
  */
+@Order(1) // the first to start beside the others: the longest
+// Beside the other classes (pom.xml): its broker pair, PostgreSQL pair, ports and directories are its own.
+@Execution(ExecutionMode.CONCURRENT)
+@ResourceLock("failover-topology") // its methods share it: its scenarios run one after the other, in order
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class FailoverSuiteIT {
@@ -82,9 +89,7 @@ class FailoverSuiteIT {
                         "RETENTION_BATCH_SIZE",
                         "500"),
                 database);
-        for (String name : List.of("consumer-a", "consumer-b")) {
-            consumers.add(stack.startInstance(name));
-        }
+        consumers.addAll(stack.startInstances(List.of("consumer-a", "consumer-b")));
     }
 
     @AfterAll

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import javax.management.JMException;
 import org.idempotent.stack.BrokerProcess;
 import org.idempotent.stack.Build;
@@ -161,10 +162,22 @@ final class FaultStack implements AutoCloseable {
     }
 
     Instance startInstance(String name) {
-        Instance instance = new Instance(name, settings.with("HTTP_PORT", String.valueOf(FreePort.find())));
-        instances.add(instance);
-        instance.start();
-        return instance;
+        return startInstances(List.of(name)).get(0);
+    }
+
+    /** Several at once: a JVM's start waits on its disk and its sockets part of the time, which another can use. */
+    List<Instance> startInstances(List<String> names) {
+        List<Instance> started = new ArrayList<>();
+        for (String name : names) {
+            Instance instance = new Instance(name, settings.with("HTTP_PORT", String.valueOf(FreePort.find())));
+            instances.add(instance);
+            started.add(instance);
+        }
+        started.stream()
+                .map(instance -> CompletableFuture.runAsync(instance::start))
+                .toList()
+                .forEach(CompletableFuture::join);
+        return started;
     }
 
     List<Instance> instances() {

@@ -27,6 +27,8 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * What happens when things go wrong, with real processes, on one stack for every scenario: an Artemis broker with a
@@ -43,6 +45,9 @@ import org.junit.jupiter.api.TestMethodOrder;
  * 40 prefetched messages (16 KiB windows), about 640 in flight, so a few thousand messages keep every fault landing on
  * full windows with a backlog behind them. {@code -Dit.scale=5} runs five times as many.
  */
+@Order(1) // first among the classes: it holds PostgreSQL for itself, so the rest should not wait for it late
+// It stops the test run's PostgreSQL: no class that needs it runs meanwhile (pom.xml runs some classes side by side).
+@ResourceLock(value = "postgres", mode = ResourceAccessMode.READ_WRITE)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class FaultSuiteIT {
@@ -213,23 +218,29 @@ class FaultSuiteIT {
             await().atMost(Duration.ofMinutes(1))
                     .ignoreExceptions()
                     .until(() -> consumer.metrics().gauge("payments_database_breaker_open") == 1);
-            // Within readiness's cache time (an answer serves every probe for 2 s).
+            // Within readiness's cache time (an answer serves every probe for 2 s); the answer names what is down.
             await("readiness while the breaker is open")
                     .atMost(Duration.ofSeconds(10))
                     .pollInterval(Duration.ofMillis(500))
-                    .until(() -> status(consumer.process().uri("/health/ready")) == 503);
+                    .until(() -> {
+                        HttpResponse<String> ready = health(consumer.process().uri("/health/ready"));
+                        return ready.statusCode() == 503 && ready.body().contains("\"database\":\"DOWN");
+                    });
             // Held down for three budgets, while deliveries wait instead of failing.
             await().during(BUDGET.multipliedBy(3))
                     .atMost(BUDGET.multipliedBy(3).plusSeconds(30))
                     .until(() -> consumer.metrics().gauge("payments_database_breaker_open") == 1);
-            assertThat(status(consumer.process().uri("/health/live")))
-                    .as("an outage is not a stuck consumer")
+            assertThat(health(consumer.process().uri("/health/live")).statusCode())
+                    .as("an outage is not a stuck consumer: a restart would not cure it")
                     .isEqualTo(200);
             failedDuring = consumer.metrics().outcome("failed") - failedBefore;
         } finally {
             PostgresServer.start();
         }
         awaitApplied(workload, 0.6);
+        await("readiness once the database answers")
+                .atMost(Duration.ofSeconds(30))
+                .until(() -> health(consumer.process().uri("/health/ready")).statusCode() == 200);
         long failedThroughOutage = consumer.metrics().outcome("failed") - failedBefore;
         // Connections the pool believes alive, ended under it: each fails one delivery, which the broker retries.
         int terminated = terminateConnections();
@@ -299,14 +310,13 @@ class FaultSuiteIT {
         return Invariant.checkRunning(scenario, stack, all, latest, started, DRAIN);
     }
 
-    private static int status(URI uri) throws Exception {
+    private static HttpResponse<String> health(URI uri) throws Exception {
         return HttpClient.newHttpClient()
                 .send(
                         HttpRequest.newBuilder(uri)
                                 .timeout(Duration.ofSeconds(20))
                                 .build(),
-                        HttpResponse.BodyHandlers.discarding())
-                .statusCode();
+                        HttpResponse.BodyHandlers.ofString());
     }
 
     /** Valid messages per second, from the start of sending until every distinct event is applied. */

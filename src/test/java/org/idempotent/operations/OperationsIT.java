@@ -25,7 +25,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.management.ObjectName;
 import org.idempotent.fixtures.Ledger;
-import org.idempotent.fixtures.PostgresServer;
 import org.idempotent.fixtures.TestQueues;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.operations.boundary.PaymentsJmx;
@@ -359,28 +358,8 @@ class OperationsIT {
                 .isEqualTo(404);
     }
 
-    @Test
-    void readinessIsDownWhilePostgresIsStoppedAndUpWhenItReturns() throws Exception {
-        assertThat(health("/health/ready").statusCode()).isEqualTo(200);
-
-        PostgresServer.stop();
-        try {
-            awaitNotReadyFor("database");
-            assertThat(health("/health/live").statusCode())
-                    .as("a database outage is not cured by a restart")
-                    .isEqualTo(200);
-        } finally {
-            PostgresServer.start();
-        }
-
-        await().atMost(PATIENCE)
-                .untilAsserted(
-                        () -> assertThat(health("/health/ready").statusCode()).isEqualTo(200));
-        String account = account();
-        send(UUID.randomUUID(), account, 7);
-        await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(7));
-    }
+    // Readiness DOWN naming the database while PostgreSQL is stopped, liveness UP, readiness UP again after it: the
+    // fault suite's databaseOutageLongerThanTheRedeliveryBudgetDeadLettersNothing, under load.
 
     @Test
     void readinessIsDownWhileTheBrokerIsStoppedAndTheConsumerReconnectsWhenItReturns() throws Exception {
