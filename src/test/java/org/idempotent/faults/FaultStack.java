@@ -32,7 +32,7 @@ final class FaultStack implements AutoCloseable {
     private final Settings settings;
     private final List<Instance> instances = new ArrayList<>();
     private final int brokerJmxPort = FreePort.find();
-    private final String[] brokerOptions;
+    private String[] brokerOptions;
     private BrokerProcess broker;
     private BrokerPair brokerPair;
 
@@ -190,6 +190,13 @@ final class FaultStack implements AutoCloseable {
 
     void killBroker() {
         broker.kill();
+    }
+
+    /** Stopped and started again on its journal with other JVM options (e.g. system properties of broker.xml). */
+    void restartBroker(List<String> options) {
+        stopBroker();
+        brokerOptions = options.toArray(String[]::new);
+        startBroker();
     }
 
     /** The same journal directory: what was persisted before the stop is there again. */
