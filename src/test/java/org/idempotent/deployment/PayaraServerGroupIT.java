@@ -39,10 +39,11 @@ import org.openqa.selenium.WebElement;
  * once at a time across them; the admin console shows the group, its instances and the application deployed to it.
  */
 @Order(Order.DEFAULT + 1) // last: after the fault suite has given PostgreSQL back
-// Beside the other classes (pom.xml): its domain, ports, database and queue are its own; never beside the other Payara
-// Server test (two domains would not fit two cores), nor beside a test that stops PostgreSQL.
+// Beside the other classes (pom.xml): its domain, ports, database and queue are its own. It keeps both cores busy, as
+// the fault and failover suites and the other Payara Server test do: one of them at a time; never beside the fault
+// suite, which stops PostgreSQL.
 @Execution(ExecutionMode.CONCURRENT)
-@ResourceLock("payara-server")
+@ResourceLock("heavy-suite")
 @ResourceLock(value = "postgres", mode = ResourceAccessMode.READ)
 class PayaraServerGroupIT {
 

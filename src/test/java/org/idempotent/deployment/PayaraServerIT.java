@@ -40,10 +40,11 @@ import org.openqa.selenium.WebElement;
  * events flow through the broker into the database, and the admin console lists what the script created.
  */
 @Order(Order.DEFAULT + 1) // last: after the fault suite has given PostgreSQL back
-// Beside the other classes (pom.xml): its domain, ports, database and queue are its own; never beside the other Payara
-// Server test (two domains would not fit two cores), nor beside a test that stops PostgreSQL.
+// Beside the other classes (pom.xml): its domain, ports, database and queue are its own. It keeps both cores busy, as
+// the fault and failover suites and the other Payara Server test do: one of them at a time; never beside the fault
+// suite, which stops PostgreSQL.
 @Execution(ExecutionMode.CONCURRENT)
-@ResourceLock("payara-server")
+@ResourceLock("heavy-suite")
 @ResourceLock(value = "postgres", mode = ResourceAccessMode.READ)
 class PayaraServerIT {
 

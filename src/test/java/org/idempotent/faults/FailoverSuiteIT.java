@@ -52,9 +52,12 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * asserted, timings only printed (target/failover-suite.txt).
  */
 @Order(1) // the first to start beside the others: the longest
-// Beside the other classes (pom.xml): its broker pair, PostgreSQL pair, ports and directories are its own.
+// Beside the other classes (pom.xml): its broker pair, PostgreSQL pair, ports and directories are its own. It keeps
+// both
+// cores busy, as the fault suite and the Payara Server tests do: one of them at a time (and the lock keeps its
+// scenarios one after the other, in order).
 @Execution(ExecutionMode.CONCURRENT)
-@ResourceLock("failover-topology") // its methods share it: its scenarios run one after the other, in order
+@ResourceLock("heavy-suite")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class FailoverSuiteIT {

@@ -46,8 +46,10 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * full windows with a backlog behind them. {@code -Dit.scale=5} runs five times as many.
  */
 @Order(1) // first among the classes: it holds PostgreSQL for itself, so the rest should not wait for it late
-// It stops the test run's PostgreSQL: no class that needs it runs meanwhile (pom.xml runs some classes side by side).
+// It stops the test run's PostgreSQL: no class that needs it runs meanwhile (pom.xml runs some classes side by side);
+// and it keeps both cores busy, as the failover suite and the Payara Server tests do: one of them at a time.
 @ResourceLock(value = "postgres", mode = ResourceAccessMode.READ_WRITE)
+@ResourceLock("heavy-suite")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class FaultSuiteIT {
