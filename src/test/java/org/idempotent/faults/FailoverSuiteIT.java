@@ -51,7 +51,9 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * exact, the queue empty by the broker's count, the dead letters exactly the poison sent. Lost and double counts are
  * asserted, timings only printed (target/failover-suite.txt).
  */
-@Order(1) // the first to start beside the others: the longest
+// After the console and run-database tests: by then the fault suite holds the heavy-suite lock and this waits for it,
+// rather than the fault suite, and every class queued behind it, waiting for this.
+@Order(Order.DEFAULT)
 // Beside the other classes (pom.xml): its broker pair, PostgreSQL pair, ports and directories are its own. It keeps
 // both
 // cores busy, as the fault suite and the Payara Server tests do: one of them at a time (and the lock keeps its
