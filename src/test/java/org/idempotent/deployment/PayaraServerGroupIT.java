@@ -24,12 +24,7 @@ import org.idempotent.stack.PayaraInstance;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.api.parallel.ResourceAccessMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 
@@ -38,13 +33,6 @@ import org.openqa.selenium.WebElement;
  * setup-payara-server.sh with TARGET naming the group. Both instances consume the queue; the retention purge runs
  * once at a time across them; the admin console shows the group, its instances and the application deployed to it.
  */
-@Order(Order.DEFAULT + 1) // last: after the fault suite has given PostgreSQL back
-// Beside the other classes (pom.xml): its domain, ports, database and queue are its own. It keeps both cores busy, as
-// the fault and failover suites and the other Payara Server test do: one of them at a time; never beside the fault
-// suite, which stops PostgreSQL.
-@Execution(ExecutionMode.CONCURRENT)
-@ResourceLock("heavy-suite")
-@ResourceLock(value = "postgres", mode = ResourceAccessMode.READ)
 class PayaraServerGroupIT {
 
     private static final Path INSTALLATION = Path.of(System.getProperty("payara.server.dir", "target/payara-server"))

@@ -25,12 +25,7 @@ import org.idempotent.stack.PayaraInstance;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.api.parallel.ResourceAccessMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
@@ -39,13 +34,6 @@ import org.openqa.selenium.WebElement;
  * The product on full Payara Server 6, set up from scratch by server-config/setup-payara-server.sh in a fresh domain:
  * events flow through the broker into the database, and the admin console lists what the script created.
  */
-@Order(Order.DEFAULT + 1) // last: after the fault suite has given PostgreSQL back
-// Beside the other classes (pom.xml): its domain, ports, database and queue are its own. It keeps both cores busy, as
-// the fault and failover suites and the other Payara Server test do: one of them at a time; never beside the fault
-// suite, which stops PostgreSQL.
-@Execution(ExecutionMode.CONCURRENT)
-@ResourceLock("heavy-suite")
-@ResourceLock(value = "postgres", mode = ResourceAccessMode.READ)
 class PayaraServerIT {
 
     private static final Path INSTALLATION = Path.of(System.getProperty("payara.server.dir", "target/payara-server"))

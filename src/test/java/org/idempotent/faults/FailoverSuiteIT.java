@@ -37,9 +37,6 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The production topology on real engines, one stack for every scenario (src/site/markdown/production-topology.md): an Artemis
@@ -51,15 +48,6 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * exact, the queue empty by the broker's count, the dead letters exactly the poison sent. Lost and double counts are
  * asserted, timings only printed (target/failover-suite.txt).
  */
-// After the console and run-database tests: by then the fault suite holds the heavy-suite lock and this waits for it,
-// rather than the fault suite, and every class queued behind it, waiting for this.
-@Order(Order.DEFAULT)
-// Beside the other classes (pom.xml): its broker pair, PostgreSQL pair, ports and directories are its own. It keeps
-// both
-// cores busy, as the fault suite and the Payara Server tests do: one of them at a time (and the lock keeps its
-// scenarios one after the other, in order).
-@Execution(ExecutionMode.CONCURRENT)
-@ResourceLock("heavy-suite")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class FailoverSuiteIT {

@@ -19,12 +19,8 @@ import org.idempotent.stack.Commands;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
@@ -34,10 +30,6 @@ import org.openqa.selenium.WebElement;
  * the payments queues with their message counts (screenshot under target/screenshots). A broker of its own, so that
  * the counts are this test's (a refused login changes none of them, so both tests share it).
  */
-@Order(2) // the first taken beside the fault suite: light, and no lock in the way
-// Beside the other classes (pom.xml): its broker, ports and directory are its own.
-@Execution(ExecutionMode.CONCURRENT)
-@ResourceLock("console-broker") // its methods share it: its two tests run one after the other
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class BrokerConsoleIT {
 

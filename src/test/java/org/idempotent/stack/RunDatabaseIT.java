@@ -8,18 +8,12 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * The run command's own PostgreSQL (no DB_HOST given): made from the build's binaries on first use, found by the
  * load generator without flags, kept between runs with its port and its data, never run as root.
  */
-@Order(2) // the first taken beside the fault suite: light, and no lock in the way
-// Beside the other classes (pom.xml): its PostgreSQL, port and directory are its own.
-@Execution(ExecutionMode.CONCURRENT)
 class RunDatabaseIT {
 
     @Test
