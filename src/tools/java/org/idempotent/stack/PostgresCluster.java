@@ -121,11 +121,15 @@ public final class PostgresCluster implements AutoCloseable {
 
     /** {@code settings} pointed at this cluster (as primary and as its own standby). */
     public Settings serve(Settings settings) {
-        String port = String.valueOf(this.port);
+        return serving(settings, port);
+    }
+
+    /** {@code settings} pointed at a cluster of this kind on {@code port} of the loopback address. */
+    static Settings serving(Settings settings, int port) {
         return settings.with("DB_HOST", "127.0.0.1")
-                .with("DB_PORT", port)
+                .with("DB_PORT", String.valueOf(port))
                 .with("DB_STANDBY_HOST", "127.0.0.1")
-                .with("DB_STANDBY_PORT", port);
+                .with("DB_STANDBY_PORT", String.valueOf(port));
     }
 
     /** The postmaster: its children are the cluster's backends and workers. */

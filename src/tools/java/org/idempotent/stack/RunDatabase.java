@@ -37,10 +37,7 @@ public final class RunDatabase {
             return settings;
         }
         return PostgresCluster.portOf(root(settings))
-                .map(port -> settings.with("DB_HOST", "127.0.0.1")
-                        .with("DB_PORT", String.valueOf(port))
-                        .with("DB_STANDBY_HOST", "127.0.0.1")
-                        .with("DB_STANDBY_PORT", String.valueOf(port)))
+                .map(port -> PostgresCluster.serving(settings, port))
                 .orElse(settings);
     }
 
