@@ -18,9 +18,9 @@
 # duration of the run, readable by this user alone. ASADMIN_OPTIONS is passed to every asadmin call (for example
 # "--user admin --passwordfile /path/to/file" for a domain whose administrator has a password).
 #
-# TARGET (default: server, the DAS itself) may name a deployment group instead, whose instances must be running: the
-# resources and both applications are then targeted at the group, and the group is restarted before the WAR is
-# deployed, so that every instance has what the domain now holds (password aliases, the file realm's user, the
+# TARGET (default: server, the DAS itself) may name a deployment group instead, its instances running or not: the
+# resources and both applications are then targeted at the group, and the group is stopped and started before the WAR
+# is deployed, so that every instance has what the domain now holds (password aliases, the file realm's user, the
 # library). Each instance's configuration must use the Data Grid EJB timer service (src/site/markdown/deployment.md).
 set -eu
 
@@ -143,10 +143,12 @@ set-config-property --propertyName=BROKER_PASSWORD --propertyValue=${ALIAS=payme
 EOF
 session "$work/resources" || { echo "setup-payara-server.sh: a command failed (see above); run it again once fixed" >&2; exit 1; }
 
-# A deployment group's instances pick up the library and the password aliases only when they start: restart them
-# before the application is deployed to them.
+# A deployment group's instances pick up the library and the password aliases only when they start: (re)start them
+# before the application is deployed to them, all at once: the application is not deployed at this point (a rerun
+# undeployed it above), so one by one would keep nothing serving and only take longer. Not restart-deployment-group:
+# it fails on instances that are not running (Payara 6.2025.10: "Timeout must be at least 1 second long").
 if [ "$TARGET" != server ]; then
-    echo "restart-deployment-group $TARGET" > "$work/restart"
+    printf 'stop-deployment-group %s\nstart-deployment-group %s\n' "$TARGET" "$TARGET" > "$work/restart"
     session "$work/restart" || { echo "setup-payara-server.sh: restarting $TARGET failed (see above)" >&2; exit 1; }
 fi
 

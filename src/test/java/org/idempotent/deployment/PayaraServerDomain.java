@@ -114,46 +114,42 @@ final class PayaraServerDomain implements AutoCloseable {
     }
 
     /**
-     * A deployment group of standalone instances on the domain's own node, each on a free port base, started; each
+     * A deployment group of standalone instances on the domain's own node, each on a free port base, not started (the setup script starts them); each
      * instance's configuration uses the Data Grid EJB timer service (the default, a database, is not there for
      * instances: "EJB Timer Service is not available" at deployment, payara/Payara#6381). Returns each instance's
      * HTTP port by name.
      */
-    Map<String, Integer> createDeploymentGroup(String group, List<String> instances) {
-        run("--port", String.valueOf(adminPort()), "create-deployment-group", group);
-        groups.add(group);
+    Map<String, Integer> createDeploymentGroup(String group, List<String> instances) throws IOException {
+        // One asadmin session for all of it: each asadmin call is a JVM start of its own.
+        List<String> commands = new ArrayList<>();
+        commands.add("create-deployment-group " + group);
         Map<String, Integer> httpPorts = new LinkedHashMap<>();
         int from = portBase + 1000;
         for (String instance : instances) {
             int base = freePortBase(from);
             from = base + 1000;
-            run(
-                    "--port",
-                    String.valueOf(adminPort()),
-                    "create-instance",
-                    "--node",
-                    "localhost-" + NAME,
-                    "--portbase",
-                    String.valueOf(base),
-                    instance);
-            run(
-                    "--port",
-                    String.valueOf(adminPort()),
-                    "add-instance-to-deployment-group",
-                    "--instance",
-                    instance,
-                    "--deploymentgroup",
-                    group);
-            run(
-                    "--port",
-                    String.valueOf(adminPort()),
-                    "set",
-                    "configs.config." + instance
-                            + "-config.ejb-container.ejb-timer-service.ejb-timer-service=DataGrid");
+            commands.add("create-instance --node localhost-" + NAME + " --portbase " + base + " " + instance);
+            commands.add("add-instance-to-deployment-group --instance " + instance + " --deploymentgroup " + group);
+            commands.add("set configs.config." + instance
+                    + "-config.ejb-container.ejb-timer-service.ejb-timer-service=DataGrid");
             httpPorts.put(instance, base + 80);
         }
-        run("--port", String.valueOf(adminPort()), "start-deployment-group", group);
+        groups.add(group);
+        session(commands);
         return httpPorts;
+    }
+
+    /**
+     * Runs {@code commands} in one asadmin session against the DAS; fails on the first that failed (multimode goes on
+     * after a failure, and its exit code does not always say so).
+     */
+    private void session(List<String> commands) throws IOException {
+        Path file = Files.createTempFile(domainDir, "session", ".asadmin");
+        Files.write(file, commands);
+        String output = run("--port", String.valueOf(adminPort()), "multimode", "--file", file.toString());
+        if (output.lines().anyMatch(line -> line.matches("^Command .* failed.*"))) {
+            throw new IllegalStateException("asadmin " + commands + " failed:\n" + output);
+        }
     }
 
     /** The environment setup-payara-server.sh needs for this domain: {@code settings}, the domain and the build. */

@@ -205,9 +205,10 @@ class FailoverSuiteIT {
         long rowsBefore = rows();
         send(workload);
         await().atMost(Duration.ofMinutes(1)).until(() -> waitingForStandby() > 0);
-        // Longer than any timeout on the way: the adapter's 10 s call timeout during failover, the breaker's 2 s probe.
-        await().during(Duration.ofSeconds(25))
-                .atMost(Duration.ofSeconds(45))
+        // Half as long again as the longest timeout on the way: the adapter's 10 s call timeout during failover (the
+        // breaker's probe gives up after 2 s).
+        await().during(Duration.ofSeconds(15))
+                .atMost(Duration.ofSeconds(35))
                 .until(() -> rows() == rowsBefore && failed() == failedBefore);
         int terminated = terminateWaiting();
         await().atMost(Duration.ofMinutes(1)).until(() -> failed() > failedBefore);
