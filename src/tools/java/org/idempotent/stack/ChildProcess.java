@@ -41,6 +41,11 @@ public class ChildProcess implements AutoCloseable {
         return options.isEmpty() ? List.of() : List.of(options.split("\\s+"));
     }
 
+    /** Runs {@code then} with the exit code once the process has exited, however it ended. */
+    protected void whenExited(java.util.function.IntConsumer then) {
+        process.onExit().thenAccept(exited -> then.accept(exited.exitValue()));
+    }
+
     static String java() {
         return Path.of(System.getProperty("java.home"), "bin", "java").toString();
     }

@@ -97,6 +97,8 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             command.add("-Djava.io.tmpdir=" + work);
             command.addAll(jvmOptions);
             command.addAll(extraJvmOptions());
+            ClassDataArchive archive = java == null ? ClassDataArchive.next() : ClassDataArchive.none();
+            command.addAll(archive.options());
             command.addAll(List.of(
                     "-jar",
                     Build.PAYARA_MICRO.toString(),
@@ -122,8 +124,16 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             environment.put(
                     "ADMIN_PASSWORD_ASADMIN_FILE",
                     adminPasswordFile(work, settings).toString());
-            return new PayaraMicroProcess(
-                    name, command, environment, settings.stackDir().resolve(name + ".log"), showOutput, httpPort);
+            PayaraMicroProcess started;
+            try {
+                started = new PayaraMicroProcess(
+                        name, command, environment, settings.stackDir().resolve(name + ".log"), showOutput, httpPort);
+            } catch (IOException e) {
+                archive.exited(-1);
+                throw e;
+            }
+            started.whenExited(archive::exited);
+            return started;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
