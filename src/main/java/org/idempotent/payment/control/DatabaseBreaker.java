@@ -59,6 +59,11 @@ public class DatabaseBreaker {
     /** System.nanoTime() when it opened; 0 while closed. Read without the lock on every delivery. */
     private volatile long openedAt;
 
+    /** The backoff's first step and its cap; a test shortens them. */
+    Duration firstBackoff = FIRST_BACKOFF;
+
+    Duration maxBackoff = MAX_BACKOFF;
+
     private long nextProbeAt;
     private Duration backoff = FIRST_BACKOFF;
     private boolean probing;
@@ -97,7 +102,7 @@ public class DatabaseBreaker {
             while (isOpen()) {
                 long wait = nextProbeAt - System.nanoTime();
                 if (probing || wait > 0) {
-                    closed.await(probing ? MAX_BACKOFF.toNanos() : wait, TimeUnit.NANOSECONDS);
+                    closed.await(probing ? maxBackoff.toNanos() : wait, TimeUnit.NANOSECONDS);
                     continue;
                 }
                 probing = true;
@@ -150,7 +155,7 @@ public class DatabaseBreaker {
                 return isOpen();
             }
             openedAt = System.nanoTime();
-            backoff = FIRST_BACKOFF;
+            backoff = firstBackoff;
             nextProbeAt = openedAt + backoff.toNanos();
             LOG.log(
                     Level.WARNING,
@@ -173,12 +178,22 @@ public class DatabaseBreaker {
             closed.signalAll();
             return;
         }
-        backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
+        backoff = backoff.multipliedBy(2).compareTo(maxBackoff) > 0 ? maxBackoff : backoff.multipliedBy(2);
         nextProbeAt = System.nanoTime() + backoff.toNanos();
         closed.signalAll(); // the others wait for the next probe time instead
         LOG.log(Level.FINE, "Database probe failed, next in {0} ms: {1}", new Object[] {
             backoff.toMillis(), failure.get()
         });
+    }
+
+    /** How long the waiting sessions wait before the next probe while it is open. */
+    Duration backoff() {
+        lock.lock();
+        try {
+            return backoff;
+        } finally {
+            lock.unlock();
+        }
     }
 
     /**
