@@ -14,9 +14,11 @@ import java.nio.file.Files;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -72,9 +74,21 @@ class OversizedMessagesIT {
             }
 
             AtomicLong peakHeap = new AtomicLong();
+            AtomicInteger samples = new AtomicInteger();
+            List<String> sampleErrors = new CopyOnWriteArrayList<>();
             ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
             sampler.scheduleAtFixedRate(
-                    () -> peakHeap.accumulateAndGet(usedHeap(micro), Math::max), 0, 100, TimeUnit.MILLISECONDS);
+                    () -> {
+                        try {
+                            peakHeap.accumulateAndGet(usedHeap(micro), Math::max);
+                            samples.incrementAndGet();
+                        } catch (IOException | RuntimeException e) {
+                            sampleErrors.add(e.toString());
+                        }
+                    },
+                    0,
+                    100,
+                    TimeUnit.MILLISECONDS);
             try {
                 for (int i = 0; i < 32; i++) {
                     Message large = i % 2 == 0
@@ -98,6 +112,15 @@ class OversizedMessagesIT {
             assertThat(metrics.outcome("failed")).isZero();
             assertThat(micro.await(Duration.ZERO)).as("still running").isFalse();
             assertThat(Files.readString(micro.log())).doesNotContain("OutOfMemoryError");
+            assertThat(sampleErrors).as("heap samples that failed").isEmpty();
+            assertThat(samples.get())
+                    .as("heap samples taken while the large ones were handled")
+                    .isGreaterThan(5);
+            // 135 MiB measured: 16 sessions each holding one body under 1 MiB, twice over for a text's characters,
+            // stay far below the heap; a consumer that buffered what it dead-letters would not.
+            assertThat(peakHeap.get() >> 20)
+                    .as("peak used heap, MiB, of a 256 MiB heap")
+                    .isLessThanOrEqualTo(200);
             System.out.printf(
                     "oversized: 2 x 100 MB refused at the broker; 16 texts of %d characters and 16 bodies "
                             + "of %d bytes dead-lettered by Payara with -Xmx256m and 16 sessions, peak used heap sampled %d MiB%n",
@@ -111,7 +134,8 @@ class OversizedMessagesIT {
         return message;
     }
 
-    private static long usedHeap(PayaraMicroProcess micro) {
+    /** The instance's used heap, from its base metrics; a failed or unreadable sample throws. */
+    private static long usedHeap(PayaraMicroProcess micro) throws IOException {
         try {
             String body = HTTP.send(
                             HttpRequest.newBuilder(micro.uri("/metrics?scope=base"))
@@ -120,12 +144,13 @@ class OversizedMessagesIT {
                             HttpResponse.BodyHandlers.ofString())
                     .body();
             Matcher m = USED_HEAP.matcher(body);
-            return m.find() ? (long) Double.parseDouble(m.group(1)) : 0;
-        } catch (IOException e) {
-            return 0;
+            if (!m.find()) {
+                throw new IllegalStateException("no memory_usedHeap_bytes in the base metrics");
+            }
+            return (long) Double.parseDouble(m.group(1));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return 0;
+            throw new IllegalStateException("interrupted while sampling the heap", e);
         }
     }
 }

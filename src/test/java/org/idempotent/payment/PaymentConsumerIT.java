@@ -199,10 +199,11 @@ class PaymentConsumerIT {
                         () -> assertThat(consumer.ledger().balance(account)).isEqualTo(500));
         long conflictCount = consumer.metrics().outcome("conflict");
         String probe = UUID.randomUUID().toString();
+        String otherAccount = account();
 
         try (PaymentProducer producer = new PaymentProducer(consumer.settings())) {
             for (String reuse : List.of(
-                    PaymentProducer.json(eventId, account, 900), PaymentProducer.json(eventId, account(), 500))) {
+                    PaymentProducer.json(eventId, account, 900), PaymentProducer.json(eventId, otherAccount, 500))) {
                 TextMessage message = producer.session().createTextMessage(reuse);
                 message.setStringProperty("probe", probe);
                 producer.send(message);
@@ -219,6 +220,9 @@ class PaymentConsumerIT {
         }
         assertThat(consumer.metrics().outcome("conflict") - conflictCount).isEqualTo(2);
         assertThat(consumer.ledger().balance(account)).isEqualTo(500);
+        assertThat(consumer.ledger().balance(otherAccount))
+                .as("the reuse on another account credited nothing: no account row at all")
+                .isNull();
         assertThat(deadLetters.receive("probe = '" + probe + "'", 0, Duration.ofSeconds(1)))
                 .as("a conflict is not a malformed message")
                 .isEmpty();

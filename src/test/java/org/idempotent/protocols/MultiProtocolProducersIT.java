@@ -2,6 +2,7 @@ package org.idempotent.protocols;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import jakarta.jms.BytesMessage;
@@ -133,6 +134,36 @@ class MultiProtocolProducersIT {
         assertThat(unforwarded.get("stomp-bytes")).contains("content-length=");
     }
 
+    /**
+     * The broker's size limit (1 MiB, the MessageSizeLimit plugin) holds for every protocol, not only the core one
+     * that OversizedMessagesIT sends with: a 2 MiB body from AMQP, STOMP or OpenWire is refused at the send, and so
+     * never reaches the consumer.
+     */
+    @Test
+    void oversizedSendsFromEveryOtherProtocolAreRefusedAtTheBroker() throws Exception {
+        String oversized = "z".repeat(2 * 1024 * 1024);
+        long rejected = consumer.metrics().outcome("rejected");
+        for (String protocol : List.of("amqp", "stomp", "openwire")) {
+            for (boolean binary : new boolean[] {false, true}) {
+                try (Sender sender = sender(protocol)) {
+                    assertThatThrownBy(() -> sender.send(oversized, binary, Map.of()))
+                            .as("%s %s send of 2 MiB", protocol, binary ? "bytes" : "text")
+                            .isInstanceOfAny(JMSException.class, IOException.class);
+                }
+            }
+        }
+        // A valid event after them, over the same protocols' queue, overtakes nothing refused: had a refused body
+        // been stored, it would be handled first and counted as rejected (BODY_TOO_LARGE).
+        String account = "protocols-after-oversized-" + UUID.randomUUID();
+        try (Sender sender = sender("core")) {
+            sender.send(PaymentProducer.json(UUID.randomUUID(), account, 77), false, Map.of());
+        }
+        await().atMost(PATIENCE).until(() -> consumer.ledger().balance(account) != null);
+        assertThat(consumer.metrics().outcome("rejected") - rejected)
+                .as("refused bodies that reached the consumer anyway")
+                .isZero();
+    }
+
     private static Sender sender(String protocol) throws Exception {
         String user = consumer.settings().get("BROKER_PRODUCER_USER");
         String password = consumer.settings().get("BROKER_PRODUCER_PASSWORD");
@@ -196,6 +227,8 @@ class MultiProtocolProducersIT {
         private final InputStream in;
         private final String destination;
         private int receipts;
+        /** The broker answered a send with an error, after which it closes the connection. */
+        private boolean refused;
 
         Stomp(String host, int port, String login, String passcode, String destination) throws IOException {
             this.socket = new Socket(host, port);
@@ -223,9 +256,17 @@ class MultiProtocolProducersIT {
             }
             properties.forEach((name, value) ->
                     headers.append(name).append(':').append(value).append('\n'));
-            write(headers.append('\n').toString(), bytes);
-            String answer = readFrame();
+            String answer;
+            try {
+                write(headers.append('\n').toString(), bytes);
+                answer = readFrame();
+            } catch (IOException e) {
+                refused = true;
+                throw e;
+            }
             if (!answer.startsWith("RECEIPT") || !answer.contains("receipt-id:" + receipt)) {
+                // An ERROR frame: the broker closes the connection after it.
+                refused = true;
                 throw new IOException("STOMP send not confirmed: " + answer);
             }
         }
@@ -253,8 +294,13 @@ class MultiProtocolProducersIT {
 
         @Override
         public void close() throws IOException {
-            write("DISCONNECT\n\n", new byte[0]);
-            socket.close();
+            try {
+                if (!refused) {
+                    write("DISCONNECT\n\n", new byte[0]);
+                }
+            } finally {
+                socket.close();
+            }
         }
     }
 }

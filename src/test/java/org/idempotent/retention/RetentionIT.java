@@ -38,13 +38,16 @@ class RetentionIT {
             // The timer stays out of the way: these tests start every purge themselves.
             .with("RETENTION_SCHEDULE", "month=1;dayOfMonth=1;hour=0;minute=0");
 
-    /** The window's edge to the hour: a row an hour past it is purged, a row an hour short of it is kept. */
+    /**
+     * The window's edge to the minute: a row a minute past it is purged, a row a minute short of it is kept (the rows
+     * are written seconds before the purge reads its clock, well inside that minute).
+     */
     @Test
     void expiredRowsArePurgedAcrossBatchesAndYoungerOnesKept() {
         consumer.admin().postJson("/admin/retention/purge");
         consumer.ledger().insertProcessed(25_000, EXPIRED);
-        consumer.ledger().insertProcessed(500, WINDOW.plusHours(1));
-        consumer.ledger().insertProcessed(700, WINDOW.minusHours(1));
+        consumer.ledger().insertProcessed(500, WINDOW.plusMinutes(1));
+        consumer.ledger().insertProcessed(700, WINDOW.minusMinutes(1));
 
         JsonObject run = consumer.admin().postJson("/admin/retention/purge");
 
@@ -53,8 +56,8 @@ class RetentionIT {
         assertThat(run.getInt("batches")).isEqualTo(26);
         assertThat(consumer.ledger().processedAged(WINDOW, Duration.ofDays(365)))
                 .isZero();
-        assertThat(consumer.ledger().processedAged(WINDOW.minusHours(2), WINDOW))
-                .as("an hour short of the window: kept")
+        assertThat(consumer.ledger().processedAged(WINDOW.minusMinutes(2), WINDOW))
+                .as("a minute short of the window: kept")
                 .isEqualTo(700);
         JsonObject status = jakarta.json.Json.createReader(new StringReader(
                         consumer.admin().get("/admin/retention").body()))
