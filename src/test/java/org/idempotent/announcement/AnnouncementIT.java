@@ -10,6 +10,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Types;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -164,6 +165,56 @@ class AnnouncementIT {
         assertThat(received).extracting(Received::sequence).containsExactly(5L, 6L);
         await().atMost(PATIENCE).untilAsserted(() -> assertThat(unsent(account)).isZero());
         assertThat(metrics.gauge("announcement_republished_total")).isGreaterThanOrEqualTo(republished + 4);
+    }
+
+    /**
+     * The outbox's own retention, to the minute: a row sent a minute past the window is purged, one sent a minute short
+     * of it is kept (applied long before: the window runs from the send), and an unsent row is kept however old.
+     */
+    @Test
+    void sentAnnouncementsArePurgedAfterTheirWindowAndUnsentOnesNever() throws Exception {
+        String account = "purge-" + UUID.randomUUID().toString().substring(0, 8);
+        int days = Integer.parseInt(consumer.settings().get("ANNOUNCEMENT_RETENTION_DAYS"));
+        try (Connection db = Database.connect(consumer.settings());
+                PreparedStatement insert = db.prepareStatement("""
+                INSERT INTO payment_announcements (event_id, account_id, amount_cents, balance_cents, account_sequence,
+                                                   applied_at, sent_at)
+                VALUES (?, ?, 1, ?, ?, now() - make_interval(days => ?),
+                        now() - make_interval(days => ?) + make_interval(mins => ?))""")) {
+            // sequence, applied days ago, sent (days ago, then minutes added; null days: unsent)
+            Object[][] rows = {{1, days + 1, days, -1}, {2, days + 1, days, 1}, {3, days * 4, null, 0}};
+            for (Object[] row : rows) {
+                insert.setObject(1, UUID.randomUUID());
+                insert.setString(2, account);
+                insert.setLong(3, (int) row[0]);
+                insert.setLong(4, (int) row[0]);
+                insert.setInt(5, (int) row[1]);
+                insert.setObject(6, row[2], Types.INTEGER);
+                insert.setInt(7, (int) row[3]);
+                insert.executeUpdate();
+            }
+        }
+
+        JsonObject run = consumer.admin().postJson("/admin/announcements/purge");
+
+        assertThat(sequences(account))
+                .as("sequences left after the purge (%s)", run)
+                .containsExactly(2L, 3L);
+    }
+
+    private static List<Long> sequences(String account) throws SQLException {
+        List<Long> sequences = new ArrayList<>();
+        try (Connection db = Database.connect(consumer.settings());
+                PreparedStatement query = db.prepareStatement(
+                        "SELECT account_sequence FROM payment_announcements WHERE account_id = ? ORDER BY 1")) {
+            query.setString(1, account);
+            try (ResultSet row = query.executeQuery()) {
+                while (row.next()) {
+                    sequences.add(row.getLong(1));
+                }
+            }
+        }
+        return sequences;
     }
 
     private static List<UUID> applyPayments(String account, int count) throws JMSException {

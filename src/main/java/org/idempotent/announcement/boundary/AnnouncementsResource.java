@@ -30,7 +30,8 @@ import org.idempotent.payment.control.PaymentEvents;
 /**
  * For an administrator: the announcement state of an event ({@code GET /api/admin/announcements/events/{eventId}}),
  * and re-announcement of an account's payments from a sequence number on, for a downstream service that lost what it
- * had received ({@code POST /api/admin/announcements/accounts/{accountId}/reannounce?fromSequence=n}).
+ * had received ({@code POST /api/admin/announcements/accounts/{accountId}/reannounce?fromSequence=n}), and a purge of
+ * sent announcements now ({@code POST /api/admin/announcements/purge}).
  */
 @Path("admin/announcements")
 @RolesAllowed(AdminApi.ROLE)
@@ -132,6 +133,20 @@ public class AnnouncementsResource {
         });
         return Response.ok(Map.of("accountId", accountId, "fromSequence", fromSequence, "reannounced", rows))
                 .build();
+    }
+
+    /**
+     * Purges sent announcements older than the retention window now, as the relay's timer does every ten minutes, and
+     * answers how many rows went (0 also while another instance's purge holds the lock). Unsent rows are never purged.
+     */
+    @POST
+    @Path("purge")
+    public Map<String, Long> purgeNow(@Context SecurityContext caller) {
+        long deleted = relay.purgeSent();
+        LOG.log(Level.INFO, "{0} purged {1} sent announcements", new Object[] {
+            caller.getUserPrincipal().getName(), deleted
+        });
+        return Map.of("deleted", deleted);
     }
 
     private static BadRequestException badRequest(String message) {
