@@ -36,6 +36,7 @@ final class BrokerPair implements AutoCloseable {
         private final Map<String, String> pairSettings;
         private final int jmxPort = FreePort.find();
         private BrokerProcess process;
+        private int faults;
 
         private Member(String name, Settings settings, Map<String, String> pairSettings) {
             this.name = name;
@@ -54,11 +55,13 @@ final class BrokerPair implements AutoCloseable {
 
         /** kill -9: the file lock is released by the kernel, the other broker takes over. */
         void kill() {
+            faults++;
             process.kill();
         }
 
         void stop() {
             if (process != null) {
+                faults++;
                 process.stop(Duration.ofSeconds(30));
             }
         }
@@ -123,6 +126,11 @@ final class BrokerPair implements AutoCloseable {
     void start() {
         primary.start();
         backup.start();
+    }
+
+    /** Kills and stops of either broker so far: what the broker could have lost in, or nothing if 0. */
+    int faults() {
+        return primary.faults + backup.faults;
     }
 
     Member primary() {

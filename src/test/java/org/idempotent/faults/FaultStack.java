@@ -34,6 +34,8 @@ final class FaultStack implements AutoCloseable {
     private final int brokerJmxPort = FreePort.find();
     private String[] brokerOptions;
     private BrokerProcess broker;
+    private int brokerFaults;
+    private int brokerFaultsChecked;
     private BrokerPair brokerPair;
 
     /** A Payara Micro instance by name, on its own HTTP port, which it keeps across restarts. */
@@ -185,11 +187,24 @@ final class FaultStack implements AutoCloseable {
     }
 
     void stopBroker() {
+        brokerFaults++;
         broker.stop(Duration.ofSeconds(30));
     }
 
     void killBroker() {
+        brokerFaults++;
         broker.kill();
+    }
+
+    /**
+     * Whether a broker was killed or stopped since the last call: only then can an acknowledged send have been lost by
+     * the broker rather than by a consumer.
+     */
+    boolean brokerFaultedSinceLastCheck() {
+        int faults = brokerPair != null ? brokerPair.faults() : brokerFaults;
+        boolean faulted = faults > brokerFaultsChecked;
+        brokerFaultsChecked = faults;
+        return faulted;
     }
 
     /** Stopped and started again on its journal with other JVM options (e.g. system properties of broker.xml). */
