@@ -34,7 +34,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class AnnouncementIT {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);
-    private static final Duration QUIET = Duration.ofSeconds(3);
+    /**
+     * Delivery time, not a guess at how late a copy may come: the relay publishes every copy of a row before it marks
+     * the row sent, and {@link #receiveFor} waits for the marks before its last look.
+     */
+    private static final Duration QUIET = Duration.ofMillis(500);
 
     @RegisterExtension
     static final RunningConsumer consumer = RunningConsumer.shared();
