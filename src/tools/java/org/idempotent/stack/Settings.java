@@ -120,7 +120,10 @@ public final class Settings {
      */
     public String brokerHaUrl() {
         return "(tcp://" + get("BROKER_HOST") + ":" + get("BROKER_PORT") + ",tcp://" + get("BROKER_BACKUP_HOST") + ":"
-                + get("BROKER_BACKUP_PORT") + ")?ha=true&reconnectAttempts=-1&retryInterval=500";
+                + get("BROKER_BACKUP_PORT") + ")?ha=true&reconnectAttempts=-1&retryInterval=500"
+                // A call made while the client fails over waits for it, 30 s by default: a commit sent in that
+                // window held a producer half a minute after the backup was live.
+                + "&callTimeout=5000&callFailoverTimeout=5000";
     }
 
     /** Every key with its value: the environment a child process (broker, Payara Micro) is started with. */
