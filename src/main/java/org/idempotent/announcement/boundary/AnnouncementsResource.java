@@ -1,7 +1,6 @@
 package org.idempotent.announcement.boundary;
 
 import jakarta.annotation.security.RolesAllowed;
-import jakarta.ejb.EJB;
 import jakarta.inject.Inject;
 import jakarta.ws.rs.BadRequestException;
 import jakarta.ws.rs.GET;
@@ -15,17 +14,19 @@ import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.core.Response.Status;
 import jakarta.ws.rs.core.SecurityContext;
-import java.time.Instant;
+import java.sql.SQLException;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.idempotent.AdminApi;
-import org.idempotent.announcement.control.Announcements;
+import org.idempotent.announcement.control.Outbox;
 import org.idempotent.announcement.control.Relay;
 import org.idempotent.announcement.entity.Announcement;
 import org.idempotent.payment.control.PaymentEvents;
+import org.idempotent.retention.entity.RetentionPolicy;
 
 /**
  * For an administrator: the announcement state of an event ({@code GET /api/admin/announcements/events/{eventId}}),
@@ -40,36 +41,8 @@ public class AnnouncementsResource {
 
     private static final Logger LOG = Logger.getLogger(AnnouncementsResource.class.getName());
 
-    /** One announcement; sentAt null while UNSENT. */
-    public record AnnouncementState(
-            UUID eventId,
-            String accountId,
-            long sequence,
-            long amountCents,
-            long balanceCents,
-            Instant appliedAt,
-            Announcement.State state,
-            Instant sentAt,
-            int sendAttempts,
-            int generation) {
-
-        static AnnouncementState of(Announcement a) {
-            return new AnnouncementState(
-                    a.eventId(),
-                    a.accountId(),
-                    a.sequence(),
-                    a.amountCents(),
-                    a.balanceCents(),
-                    a.appliedAt(),
-                    a.state(),
-                    a.sentAt(),
-                    a.sendAttempts(),
-                    a.generation());
-        }
-    }
-
-    @EJB
-    Announcements announcements;
+    @Inject
+    Outbox outbox;
 
     @Inject
     Relay relay;
@@ -77,20 +50,18 @@ public class AnnouncementsResource {
     /** 200 with the event's announcements; 404 if it has none (not applied, or purged after its window). */
     @GET
     @Path("events/{eventId}")
-    public Response ofEvent(@PathParam("eventId") String eventId) {
+    public Response ofEvent(@PathParam("eventId") String eventId) throws SQLException {
         if (!PaymentEvents.isCanonicalUuid(eventId)) {
             throw badRequest("not an event ID (a UUID in 8-4-4-4-12 form): " + eventId);
         }
-        List<AnnouncementState> found = announcements.ofEvent(UUID.fromString(eventId)).stream()
-                .map(AnnouncementState::of)
-                .toList();
+        List<Announcement> found = outbox.ofEvent(UUID.fromString(eventId));
         if (found.isEmpty()) {
             return Response.status(Status.NOT_FOUND)
                     .entity(Map.of(
                             "error",
                             "no announcement of event " + eventId
                                     + " in the outbox: it was not applied, or it was sent and purged after "
-                                    + Relay.RETENTION_DAYS))
+                                    + RetentionPolicy.ANNOUNCEMENT_WINDOW_DAYS))
                     .build();
         }
         return Response.ok(found).build();
@@ -105,28 +76,31 @@ public class AnnouncementsResource {
     public Response reannounce(
             @PathParam("accountId") String accountId,
             @QueryParam("fromSequence") Long fromSequence,
-            @Context SecurityContext caller) {
+            @Context SecurityContext caller)
+            throws SQLException {
         if (fromSequence == null || fromSequence < 1) {
             throw badRequest("a first sequence number (?fromSequence=n, n >= 1) is required");
         }
-        Long oldest = announcements.oldestRetained(accountId);
-        if (oldest == null) {
+        Optional<Long> retained = outbox.oldestRetained(accountId);
+        if (retained.isEmpty()) {
             return Response.status(Status.NOT_FOUND)
                     .entity(Map.of("error", "account " + accountId + " has no announcement in the outbox"))
                     .build();
         }
+        long oldest = retained.get();
         if (fromSequence < oldest) {
             return Response.status(Status.CONFLICT)
                     .entity(Map.of(
                             "error",
                             "announcements of account " + accountId
-                                    + " before sequence " + oldest + " were purged (" + Relay.RETENTION_DAYS
+                                    + " before sequence " + oldest + " were purged ("
+                                    + RetentionPolicy.ANNOUNCEMENT_WINDOW_DAYS
                                     + "); re-announce from " + oldest + " or later",
                             "oldestRetained",
                             oldest))
                     .build();
         }
-        int rows = announcements.reannounce(accountId, fromSequence);
+        int rows = outbox.reannounce(accountId, fromSequence);
         relay.wake();
         LOG.log(Level.INFO, "{0} re-announced {1} payments of account {2} from sequence {3}", new Object[] {
             caller.getUserPrincipal().getName(), rows, accountId, fromSequence

@@ -1,21 +1,29 @@
 package org.idempotent.announcement.entity;
 
-import jakarta.persistence.Column;
-import jakarta.persistence.Entity;
-import jakarta.persistence.Id;
-import jakarta.persistence.Table;
+import static java.util.Objects.requireNonNull;
+
 import java.time.Instant;
-import java.time.OffsetDateTime;
 import java.util.UUID;
 
 /**
- * The outbox row of one applied payment: written by the payment's own transaction (PaymentProcessor's guarded upsert,
- * in SQL, so that it costs no round trip), published by the {@code Relay}, read here by the admin API. Read-only
- * through JPA: nothing here inserts or changes a row.
+ * An outbox row as the admin API shows it: one applied payment's announcement, and whether the relay has published it.
+ *
+ * @param state SENT once {@code sentAt} is set
+ * @param sentAt null while unsent
+ * @param sendAttempts publications so far: more than 1 after a crash between a send and its mark, or a re-announcement
+ * @param generation raised by each re-announcement
  */
-@Entity
-@Table(name = "payment_announcements")
-public class Announcement {
+public record Announcement(
+        UUID eventId,
+        String accountId,
+        long sequence,
+        long amountCents,
+        long balanceCents,
+        Instant appliedAt,
+        Announcement.State state,
+        Instant sentAt,
+        int sendAttempts,
+        int generation) {
 
     /** Published, or waiting for the relay. */
     public enum State {
@@ -23,78 +31,12 @@ public class Announcement {
         UNSENT
     }
 
-    @Id
-    @Column(name = "id")
-    private Long id;
-
-    @Column(name = "event_id", insertable = false, updatable = false)
-    private UUID eventId;
-
-    @Column(name = "account_id", insertable = false, updatable = false)
-    private String accountId;
-
-    @Column(name = "amount_cents", insertable = false, updatable = false)
-    private long amountCents;
-
-    @Column(name = "balance_cents", insertable = false, updatable = false)
-    private long balanceCents;
-
-    @Column(name = "account_sequence", insertable = false, updatable = false)
-    private long sequence;
-
-    @Column(name = "applied_at", insertable = false, updatable = false)
-    private OffsetDateTime appliedAt;
-
-    @Column(name = "sent_at", insertable = false, updatable = false)
-    private OffsetDateTime sentAt;
-
-    @Column(name = "send_attempts", insertable = false, updatable = false)
-    private int sendAttempts;
-
-    @Column(name = "generation", insertable = false, updatable = false)
-    private int generation;
-
-    protected Announcement() {
-        // for JPA
-    }
-
-    public State state() {
-        return sentAt == null ? State.UNSENT : State.SENT;
-    }
-
-    public UUID eventId() {
-        return eventId;
-    }
-
-    public String accountId() {
-        return accountId;
-    }
-
-    public long amountCents() {
-        return amountCents;
-    }
-
-    public long balanceCents() {
-        return balanceCents;
-    }
-
-    public long sequence() {
-        return sequence;
-    }
-
-    public Instant appliedAt() {
-        return appliedAt.toInstant();
-    }
-
-    public Instant sentAt() {
-        return sentAt == null ? null : sentAt.toInstant();
-    }
-
-    public int sendAttempts() {
-        return sendAttempts;
-    }
-
-    public int generation() {
-        return generation;
+    public Announcement {
+        requireNonNull(eventId, "eventId");
+        requireNonNull(accountId, "accountId");
+        requireNonNull(appliedAt, "appliedAt");
+        if (state != (sentAt == null ? State.UNSENT : State.SENT)) {
+            throw new IllegalArgumentException(state + " with sentAt " + sentAt);
+        }
     }
 }

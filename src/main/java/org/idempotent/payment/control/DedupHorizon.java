@@ -2,7 +2,6 @@ package org.idempotent.payment.control;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.inject.Provider;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -10,16 +9,15 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.idempotent.payment.entity.Outcome;
 import org.idempotent.payment.entity.PaymentEvent;
 import org.idempotent.payment.entity.Rejection;
+import org.idempotent.retention.control.RetentionSettings;
 import org.idempotent.retention.entity.RetentionPolicy;
 
 /**
- * How old a message may be and still be judged by the dedup table alone: retention deletes a record once it is
- * {@code RETENTION_DAYS} old, so a copy older than that may be a duplicate whose record is gone. The horizon is the
- * window less {@link #MARGIN}.
+ * Judges a delivery by the dedup horizon ({@link RetentionPolicy#horizon}, which says what it is and why): a copy older
+ * than that may be a duplicate whose record the purge deleted.
  *
  * <p>Which time counts: the event's {@code occurredAt} (contract version 2), the producer's time of the payment, the
  * same on every resend; and the time the message was first sent, which the broker's JMSTimestamp gives until a
@@ -31,9 +29,6 @@ import org.idempotent.retention.entity.RetentionPolicy;
 @ApplicationScoped
 public class DedupHorizon {
 
-    /** Clock skew between producer, consumer and database clocks, and a purge running while a message is in flight. */
-    public static final Duration MARGIN = Duration.ofDays(1);
-
     public static final String EVENT_ID = "eventId";
     public static final String OCCURRED_AGE_SECONDS = "occurredAgeSeconds";
     public static final String MESSAGE_AGE_SECONDS = "messageAgeSeconds";
@@ -42,23 +37,20 @@ public class DedupHorizon {
     private static final Logger LOG = Logger.getLogger(DedupHorizon.class.getName());
 
     @Inject
-    @ConfigProperty(name = RetentionPolicy.WINDOW_DAYS)
-    Provider<Integer> retentionDays;
+    RetentionSettings retention;
 
     /** Until the setting is first read: the shortest horizon, which quarantines more rather than apply blindly. */
-    private volatile Duration horizon = MARGIN;
+    private volatile Duration horizon = RetentionPolicy.MARGIN;
 
     private volatile boolean unreadable;
 
     /**
-     * The window less the margin, but never under the margin itself: a window of a day or less (which retention refuses
-     * to purge with, see RetentionPolicy) must not make every delivery stale. A setting that cannot be read keeps the
-     * last horizon, logged once: a typo in the configuration must not fail every delivery.
+     * The horizon of the retention window as configured now. A setting that cannot be read keeps the last horizon,
+     * logged once: a typo in the configuration must not fail every delivery.
      */
     public Duration horizon() {
         try {
-            Duration lessMargin = Duration.ofDays(retentionDays.get()).minus(MARGIN);
-            horizon = lessMargin.compareTo(MARGIN) < 0 ? MARGIN : lessMargin;
+            horizon = RetentionPolicy.horizon(retention.window());
             unreadable = false;
         } catch (RuntimeException e) {
             if (!unreadable) {

@@ -2,6 +2,7 @@ package org.idempotent.retention.boundary;
 
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.ejb.EJB;
+import jakarta.inject.Inject;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
@@ -9,6 +10,7 @@ import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import org.idempotent.AdminApi;
 import org.idempotent.retention.control.Retention;
+import org.idempotent.retention.control.RetentionSettings;
 import org.idempotent.retention.entity.PurgeRun;
 import org.idempotent.retention.entity.RetentionPolicy;
 
@@ -23,9 +25,12 @@ public class RetentionResource {
     @EJB
     Retention retention;
 
+    @Inject
+    RetentionSettings settings;
+
     @GET
     public Status status() {
-        return new Status(retention.policy(), retention.lastRun());
+        return new Status(settings.policy(), retention.lastRun());
     }
 
     /** Runs a purge now, in this request, and answers what it did (SKIPPED_LOCKED if one is already running). */

@@ -10,9 +10,11 @@ import jakarta.ejb.Timeout;
 import jakarta.ejb.Timer;
 import jakarta.ejb.TimerConfig;
 import jakarta.ejb.TimerService;
+import jakarta.inject.Inject;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.idempotent.retention.control.Retention;
+import org.idempotent.retention.control.RetentionSettings;
 import org.idempotent.retention.entity.RetentionPolicy;
 import org.idempotent.retention.entity.UnsafeRetention;
 
@@ -34,12 +36,15 @@ public class RetentionTimer {
     @EJB
     Retention retention;
 
+    @Inject
+    RetentionSettings settings;
+
     private String schedule;
 
     @PostConstruct
     void start() {
         try {
-            retention.policy().requireSafe();
+            settings.policy().requireSafe();
         } catch (UnsafeRetention | IllegalArgumentException e) {
             // Consumption goes on (keeping dedup records longer is always safe); each run refuses until fixed.
             LOG.log(
@@ -61,7 +66,7 @@ public class RetentionTimer {
      * The replacement is created before the current timer is cancelled, so an invalid new schedule keeps the old one.
      */
     private void reschedule(Timer current) {
-        String configured = retention.schedule();
+        String configured = settings.schedule();
         if (current != null && configured.equals(schedule)) {
             return;
         }

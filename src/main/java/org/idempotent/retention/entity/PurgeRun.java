@@ -5,7 +5,7 @@ import java.time.Instant;
 
 /** What one purge of processed_events did. */
 public record PurgeRun(
-        Outcome outcome,
+        Result outcome,
         Instant startedAt,
         Duration duration,
         Instant cutoff,
@@ -14,7 +14,7 @@ public record PurgeRun(
         Duration oldestRemainingAge,
         String detail) {
 
-    public enum Outcome {
+    public enum Result {
         /** Every row older than the cutoff is gone. */
         COMPLETED,
         /** Stopped when the time budget was spent; the next run goes on. */
@@ -27,7 +27,7 @@ public record PurgeRun(
         FAILED
     }
 
-    public static PurgeRun withoutWork(Outcome outcome, Instant startedAt, String detail) {
+    public static PurgeRun withoutWork(Result outcome, Instant startedAt, String detail) {
         return new PurgeRun(outcome, startedAt, Duration.between(startedAt, Instant.now()), null, 0, 0, null, detail);
     }
 }

@@ -11,7 +11,9 @@ import java.util.Locale;
 /**
  * How long a dedup record must be kept, and how the purge runs. A record purged too early lets a late redelivery
  * through as a new payment, so the window must outlast every way a message can come back:
- * {@code window >= maxDeliveryAttempts x maxRedeliveryDelay + dlqReplay + 1 day margin}, and never under a day.
+ * {@code window >= maxDeliveryAttempts x maxRedeliveryDelay + dlqReplay + 1 day margin}, and never under a day. The
+ * rules every other retention decision follows are here too: the {@linkplain #horizon dedup horizon} a delivery is
+ * judged by, and the {@linkplain #requireAnnouncementWindow outbox's window}.
  */
 public record RetentionPolicy(
         Duration window,
@@ -31,9 +33,16 @@ public record RetentionPolicy(
     public static final String MAX_DELIVERY_ATTEMPTS = "BROKER_MAX_DELIVERY_ATTEMPTS";
     public static final String MAX_REDELIVERY_DELAY_SECONDS = "BROKER_MAX_REDELIVERY_DELAY_SECONDS";
     public static final String DLQ_REPLAY_DAYS = "DLQ_REPLAY_DAYS";
+    /** How long a sent announcement stays in the outbox, for re-announcement; unsent ones are never purged. */
+    public static final String ANNOUNCEMENT_WINDOW_DAYS = "ANNOUNCEMENT_RETENTION_DAYS";
 
     public static final Duration MINIMUM_WINDOW = Duration.ofDays(1);
+    /**
+     * Clock skew between producer, consumer and database clocks, and a purge running while a message is in flight:
+     * the safe window's margin, and the horizon's.
+     */
     public static final Duration MARGIN = Duration.ofDays(1);
+
     public static final int MAX_BATCH_SIZE = 100_000;
 
     public RetentionPolicy {
@@ -50,6 +59,29 @@ public record RetentionPolicy(
                 .multipliedBy(maxDeliveryAttempts)
                 .plus(dlqReplay)
                 .plus(MARGIN);
+    }
+
+    /**
+     * The dedup horizon: how old a message may be and still be judged by the dedup table alone. The purge deletes a
+     * record once it is {@code window} old, so a copy older than that may be a duplicate whose record is gone; the
+     * horizon is the window less {@link #MARGIN}, but never under the margin itself: a window of a day or less (which
+     * the purge refuses to run with) must not make every delivery stale.
+     */
+    public static Duration horizon(Duration window) {
+        Duration lessMargin = window.minus(MARGIN);
+        return lessMargin.compareTo(MARGIN) < 0 ? MARGIN : lessMargin;
+    }
+
+    /**
+     * @return the outbox's window, if at least {@link #MINIMUM_WINDOW}
+     * @throws UnsafeRetention if shorter: a sent announcement is kept for re-announcement at least a day
+     */
+    public static Duration requireAnnouncementWindow(Duration window) {
+        if (window.compareTo(MINIMUM_WINDOW) < 0) {
+            throw new UnsafeRetention(ANNOUNCEMENT_WINDOW_DAYS + "=" + days(window)
+                    + " is under the minimum of 1 day; no sent announcement purged");
+        }
+        return window;
     }
 
     /** @throws UnsafeRetention naming every offending key, if the purge must not run with this policy */

@@ -5,9 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.UUID;
+import java.util.function.IntSupplier;
 import org.idempotent.payment.entity.Outcome;
 import org.idempotent.payment.entity.PaymentEvent;
 import org.idempotent.payment.entity.Rejection.Reason;
+import org.idempotent.retention.control.RetentionSettings;
+import org.idempotent.retention.entity.RetentionPolicy;
 import org.junit.jupiter.api.Test;
 
 class DedupHorizonTest {
@@ -18,7 +21,17 @@ class DedupHorizonTest {
     private final DedupHorizon horizon = new DedupHorizon();
 
     DedupHorizonTest() {
-        horizon.retentionDays = () -> 14;
+        window(() -> 14);
+    }
+
+    /** The configured RETENTION_DAYS, as the settings would read it. */
+    private void window(IntSupplier days) {
+        horizon.retention = new RetentionSettings() {
+            @Override
+            public Duration window() {
+                return Duration.ofDays(days.getAsInt());
+            }
+        };
     }
 
     @Test
@@ -28,9 +41,9 @@ class DedupHorizonTest {
 
     @Test
     void aWindowOfADayOrLessDoesNotMakeEveryDeliveryStale() {
-        horizon.retentionDays = () -> 1;
+        window(() -> 1);
 
-        assertThat(horizon.horizon()).isEqualTo(DedupHorizon.MARGIN);
+        assertThat(horizon.horizon()).isEqualTo(RetentionPolicy.MARGIN);
         assertThat(horizon.stale(event(NOW.minusSeconds(3600)), NOW.minusSeconds(3600), NOW))
                 .isEmpty();
     }
@@ -38,9 +51,9 @@ class DedupHorizonTest {
     @Test
     void anUnreadableWindowKeepsTheLastHorizonInsteadOfFailingTheDelivery() {
         assertThat(horizon.horizon()).isEqualTo(HORIZON);
-        horizon.retentionDays = () -> {
+        window(() -> {
             throw new IllegalArgumentException("RETENTION_DAYS=fourteen is not an integer");
-        };
+        });
 
         assertThat(horizon.horizon()).isEqualTo(HORIZON);
         assertThat(horizon.stale(event(NOW.minus(Duration.ofDays(12))), NOW, NOW))

@@ -1,0 +1,49 @@
+package org.idempotent.retention.control;
+
+import java.sql.SQLException;
+import java.time.Duration;
+
+/**
+ * Deletes old rows a batch at a time, each batch its own short transaction (the connection in autocommit), so that no
+ * long-held row lock or long transaction stalls the consumers while a large backlog goes. The batch is a statement that
+ * deletes at most {@code batchSize} rows ({@code DELETE ... WHERE ctid = ANY (ARRAY(SELECT ctid ... LIMIT ?))});
+ * a batch that deletes fewer found the last of them.
+ */
+public final class BatchedDelete {
+
+    /** One batch: the rows it deleted. */
+    @FunctionalInterface
+    public interface Batch {
+        int delete() throws SQLException;
+    }
+
+    /** Asked after every full batch, with how long it took: false to stop before the next one. */
+    @FunctionalInterface
+    public interface Pacing {
+        boolean goOn(Duration batch);
+
+        Pacing FLAT_OUT = batch -> true;
+    }
+
+    /** What a run did; {@code complete} if its last batch found fewer rows than a full one. */
+    public record Result(long deleted, int batches, boolean complete) {}
+
+    private BatchedDelete() {}
+
+    public static Result run(Batch batch, int batchSize, Pacing pacing) throws SQLException {
+        long deleted = 0;
+        int batches = 0;
+        while (true) {
+            long started = System.nanoTime();
+            int rows = batch.delete();
+            batches++;
+            deleted += rows;
+            if (rows < batchSize) {
+                return new Result(deleted, batches, true);
+            }
+            if (!pacing.goOn(Duration.ofNanos(System.nanoTime() - started))) {
+                return new Result(deleted, batches, false);
+            }
+        }
+    }
+}
