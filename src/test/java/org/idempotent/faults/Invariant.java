@@ -30,7 +30,7 @@ import org.awaitility.core.ConditionTimeoutException;
 import org.idempotent.fixtures.AnnouncementSubscriber;
 import org.idempotent.loadgen.MessageSet;
 import org.idempotent.loadgen.Traffic;
-import org.idempotent.payment.control.DeadLetters;
+import org.idempotent.payment.control.MessageProperties;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.Settings;
 
@@ -412,7 +412,8 @@ final class Invariant {
                     String probe = message.getStringProperty(Traffic.PROBE);
                     if (probe == null) {
                         unexpected++;
-                    } else if (dead.put(UUID.fromString(probe), message.getStringProperty(DeadLetters.REASON)) != null
+                    } else if (dead.put(UUID.fromString(probe), message.getStringProperty(MessageProperties.REASON))
+                                    != null
                             && !sentTwice.contains(UUID.fromString(probe))) {
                         unexpected++;
                     }

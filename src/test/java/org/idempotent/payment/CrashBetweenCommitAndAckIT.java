@@ -16,7 +16,7 @@ import java.util.Map;
 import java.util.UUID;
 import org.idempotent.fixtures.Ledger;
 import org.idempotent.loadgen.PaymentProducer;
-import org.idempotent.payment.control.DeadLetters;
+import org.idempotent.payment.control.MessageProperties;
 import org.idempotent.stack.Build;
 import org.idempotent.stack.FreePort;
 import org.idempotent.stack.InstanceMetrics;
@@ -144,7 +144,7 @@ class CrashBetweenCommitAndAckIT {
 
             List<Message> copies = deadLetters.receive(selector, 1, Duration.ofSeconds(30));
             Message deadLetter = copies.get(0);
-            assertThat(deadLetter.getStringProperty(DeadLetters.REASON)).isEqualTo("MALFORMED_JSON");
+            assertThat(deadLetter.getStringProperty(MessageProperties.REASON)).isEqualTo("MALFORMED_JSON");
 
             try (PaymentProducer producer = new PaymentProducer(settings)) {
                 producer.send(replayOf(producer, deadLetter));
@@ -155,8 +155,8 @@ class CrashBetweenCommitAndAckIT {
                             .isEqualTo(2));
             Message again =
                     deadLetters.receive(selector, 1, Duration.ofSeconds(30)).get(0);
-            assertThat(again.getLongProperty(DeadLetters.REJECTED_AT))
-                    .isGreaterThan(deadLetter.getLongProperty(DeadLetters.REJECTED_AT));
+            assertThat(again.getLongProperty(MessageProperties.REJECTED_AT))
+                    .isGreaterThan(deadLetter.getLongProperty(MessageProperties.REJECTED_AT));
         }
     }
 

@@ -15,7 +15,7 @@ import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.idempotent.loadgen.PaymentProducer;
-import org.idempotent.payment.control.DeadLetters;
+import org.idempotent.payment.control.MessageProperties;
 import org.idempotent.stack.Build;
 import org.idempotent.stack.FreePort;
 import org.idempotent.stack.InstanceMetrics;
@@ -105,8 +105,8 @@ class OversizedMessagesIT {
         }
         List<Message> dead = deadLetters.receive("probe = '" + probe + "'", count, Duration.ofMinutes(2));
         assertThat(dead).hasSize(count).allSatisfy(message -> {
-            assertThat(message.getStringProperty(DeadLetters.REASON)).isEqualTo("BODY_TOO_LARGE");
-            assertThat(message.getStringProperty(DeadLetters.DETAIL)).contains("limit 65536");
+            assertThat(message.getStringProperty(MessageProperties.REASON)).isEqualTo("BODY_TOO_LARGE");
+            assertThat(message.getStringProperty(MessageProperties.DETAIL)).contains("limit 65536");
         });
     }
 

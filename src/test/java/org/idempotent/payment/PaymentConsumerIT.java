@@ -19,8 +19,7 @@ import java.util.Map;
 import java.util.UUID;
 import org.idempotent.fixtures.RunningConsumer;
 import org.idempotent.loadgen.PaymentProducer;
-import org.idempotent.payment.control.Consumed;
-import org.idempotent.payment.control.DeadLetters;
+import org.idempotent.payment.control.MessageProperties;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -212,11 +211,11 @@ class PaymentConsumerIT {
 
         List<Message> moved = conflicts.receive("probe = '" + probe + "'", 2, PATIENCE);
         for (Message message : moved) {
-            assertThat(message.getStringProperty(DeadLetters.REASON)).isEqualTo("PAYLOAD_MISMATCH");
-            assertThat(message.getStringProperty(Consumed.MovedAside.ORIGINAL_FINGERPRINT))
+            assertThat(message.getStringProperty(MessageProperties.REASON)).isEqualTo("PAYLOAD_MISMATCH");
+            assertThat(message.getStringProperty(MessageProperties.ORIGINAL_FINGERPRINT))
                     .hasSize(64)
-                    .isNotEqualTo(message.getStringProperty(Consumed.MovedAside.FINGERPRINT));
-            assertThat(message.getStringProperty(DeadLetters.DETAIL)).contains(eventId.toString());
+                    .isNotEqualTo(message.getStringProperty(MessageProperties.FINGERPRINT));
+            assertThat(message.getStringProperty(MessageProperties.DETAIL)).contains(eventId.toString());
         }
         assertThat(consumer.metrics().outcome("conflict") - conflictCount).isEqualTo(2);
         assertThat(consumer.ledger().balance(account)).isEqualTo(500);
@@ -275,7 +274,7 @@ class PaymentConsumerIT {
         assertThat(consumer.metrics().outcome("duplicate") - duplicates).isEqualTo(expectedDuplicates);
         assertThat(consumer.metrics().outcome("conflict") - conflictCount).isEqualTo(expectedConflicts);
         assertThat(conflicts.receive("probe = '" + probe + "'", (int) expectedConflicts, PATIENCE))
-                .allSatisfy(message -> assertThat(message.getStringProperty(DeadLetters.REASON))
+                .allSatisfy(message -> assertThat(message.getStringProperty(MessageProperties.REASON))
                         .isEqualTo("PAYLOAD_MISMATCH"));
     }
 
@@ -326,8 +325,8 @@ class PaymentConsumerIT {
 
         Message dead =
                 deadLetters.receive("probe = '" + probe + "'", 1, PATIENCE).get(0);
-        assertThat(dead.getStringProperty(DeadLetters.REASON)).isEqualTo("AMOUNT_OUT_OF_RANGE");
-        assertThat(dead.getStringProperty(DeadLetters.DETAIL)).contains("22003");
+        assertThat(dead.getStringProperty(MessageProperties.REASON)).isEqualTo("AMOUNT_OUT_OF_RANGE");
+        assertThat(dead.getStringProperty(MessageProperties.DETAIL)).contains("22003");
         assertThat(consumer.metrics().outcome("rejected") - rejected).isEqualTo(1);
         assertThat(consumer.metrics().outcome("failed")).as("not retried").isEqualTo(failed);
         assertThat(consumer.ledger().isProcessed(overflowing)).isFalse();
@@ -362,8 +361,8 @@ class PaymentConsumerIT {
 
             Message dead =
                     deadLetters.receive("probe = '" + probe + "'", 1, PATIENCE).get(0);
-            assertThat(dead.getStringProperty(DeadLetters.REASON)).isEqualTo("REFUSED_BY_DATABASE");
-            assertThat(dead.getStringProperty(DeadLetters.DETAIL))
+            assertThat(dead.getStringProperty(MessageProperties.REASON)).isEqualTo("REFUSED_BY_DATABASE");
+            assertThat(dead.getStringProperty(MessageProperties.DETAIL))
                     .contains("23505")
                     .contains(index);
         } finally {
@@ -521,9 +520,9 @@ class PaymentConsumerIT {
 
         Map<String, String> reasons = new LinkedHashMap<>();
         for (Message message : dead) {
-            reasons.put(message.getStringProperty("kind"), message.getStringProperty(DeadLetters.REASON));
-            assertThat(message.getStringProperty(DeadLetters.DETAIL)).isNotBlank();
-            assertThat(message.getStringProperty(DeadLetters.ORIGINAL_DESTINATION))
+            reasons.put(message.getStringProperty("kind"), message.getStringProperty(MessageProperties.REASON));
+            assertThat(message.getStringProperty(MessageProperties.DETAIL)).isNotBlank();
+            assertThat(message.getStringProperty(MessageProperties.ORIGINAL_DESTINATION))
                     .contains(consumer.settings().get("PAYMENTS_QUEUE"));
             if ("not-json".equals(message.getStringProperty("kind"))) {
                 assertThat(((TextMessage) message).getText())

@@ -14,8 +14,7 @@ import java.util.Map;
 import java.util.UUID;
 import org.idempotent.fixtures.RunningConsumer;
 import org.idempotent.loadgen.PaymentProducer;
-import org.idempotent.payment.control.DeadLetters;
-import org.idempotent.payment.control.DedupHorizon;
+import org.idempotent.payment.control.MessageProperties;
 import org.idempotent.stack.AdminClient;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -59,13 +58,13 @@ class StaleDeliveryIT {
 
         Message moved =
                 quarantine.receive("probe = '" + probe + "'", 1, PATIENCE).get(0);
-        assertThat(moved.getStringProperty(DeadLetters.REASON)).isEqualTo("STALE");
-        assertThat(moved.getStringProperty(DedupHorizon.EVENT_ID)).isEqualTo(eventId.toString());
-        assertThat(Long.parseLong(moved.getStringProperty(DedupHorizon.OCCURRED_AGE_SECONDS)))
+        assertThat(moved.getStringProperty(MessageProperties.REASON)).isEqualTo("STALE");
+        assertThat(moved.getStringProperty(MessageProperties.EVENT_ID)).isEqualTo(eventId.toString());
+        assertThat(Long.parseLong(moved.getStringProperty(MessageProperties.OCCURRED_AGE_SECONDS)))
                 .isGreaterThan(HORIZON.toSeconds());
-        assertThat(Long.parseLong(moved.getStringProperty(DedupHorizon.MESSAGE_AGE_SECONDS)))
+        assertThat(Long.parseLong(moved.getStringProperty(MessageProperties.MESSAGE_AGE_SECONDS)))
                 .isLessThan(600);
-        assertThat(moved.getStringProperty(DedupHorizon.HORIZON_SECONDS))
+        assertThat(moved.getStringProperty(MessageProperties.HORIZON_SECONDS))
                 .isEqualTo(String.valueOf(HORIZON.toSeconds()));
         assertThat(consumer.metrics().outcome("quarantined") - quarantined).isEqualTo(1);
         assertThat(consumer.ledger().balance(account)).isNull();
@@ -117,9 +116,9 @@ class StaleDeliveryIT {
 
         Message moved =
                 quarantine.receive("probe = '" + probe + "'", 1, PATIENCE).get(0);
-        assertThat(moved.getStringProperty(DeadLetters.REASON)).isEqualTo("STALE");
-        assertThat(moved.propertyExists(DedupHorizon.OCCURRED_AGE_SECONDS)).isFalse();
-        assertThat(moved.getLongProperty(DeadLetters.ORIGINAL_TIMESTAMP))
+        assertThat(moved.getStringProperty(MessageProperties.REASON)).isEqualTo("STALE");
+        assertThat(moved.propertyExists(MessageProperties.OCCURRED_AGE_SECONDS)).isFalse();
+        assertThat(moved.getLongProperty(MessageProperties.ORIGINAL_TIMESTAMP))
                 .as("kept, not restamped")
                 .isEqualTo(firstSent);
         assertThat(consumer.ledger().balance(account)).isNull();
@@ -180,7 +179,7 @@ class StaleDeliveryIT {
         assertThat(quarantine
                         .receive("probe = '" + late + "'", 1, PATIENCE)
                         .get(0)
-                        .getStringProperty(DeadLetters.REASON))
+                        .getStringProperty(MessageProperties.REASON))
                 .isEqualTo("STALE");
         assertThat(consumer.ledger().balance(account)).isEqualTo(701);
     }
@@ -201,7 +200,7 @@ class StaleDeliveryIT {
             TextMessage message = producer.session().createTextMessage(json);
             message.setStringProperty("probe", probe);
             if (originalTimestamp != null) {
-                message.setLongProperty(DeadLetters.ORIGINAL_TIMESTAMP, originalTimestamp);
+                message.setLongProperty(MessageProperties.ORIGINAL_TIMESTAMP, originalTimestamp);
             }
             producer.send(message);
         }

@@ -20,9 +20,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.idempotent.AdminApi;
-import org.idempotent.payment.control.DeadLetters;
 import org.idempotent.payment.control.PaymentEvents;
 import org.idempotent.payment.control.ProcessedEvents;
+import org.idempotent.payment.control.Quarantine;
 import org.idempotent.payment.entity.ForgottenEvent;
 import org.idempotent.payment.entity.ReleasedEvent;
 
@@ -80,7 +80,7 @@ public class ProcessedEventsResource {
     ProcessedEvents events;
 
     @Inject
-    DeadLetters deadLetters;
+    Quarantine quarantine;
 
     /** 200 if the event is recorded as processed, 404 if not (the body says whether it was forgotten). */
     @GET
@@ -125,17 +125,15 @@ public class ProcessedEventsResource {
     public Response release(@PathParam("eventId") String eventId, Decision decision) throws JMSException {
         UUID id = parse(eventId);
         String given = requireReason(decision);
-        if (deadLetters.quarantined(id) == 0) {
+        if (quarantine.waiting(id) == 0) {
             return Response.status(Status.NOT_FOUND)
                     .entity(Map.of(
                             "error",
-                            "no message of event " + id + " is in " + deadLetters.quarantineQueue()
-                                    + "; nothing to release"))
+                            "no message of event " + id + " is in " + quarantine.queue() + "; nothing to release"))
                     .build();
         }
         ReleasedEvent audit = events.release(id, given);
-        return Response.ok(Release.of(audit, deadLetters.releaseFromQuarantine(id)))
-                .build();
+        return Response.ok(Release.of(audit, quarantine.release(id))).build();
     }
 
     private static String requireReason(Decision decision) {

@@ -41,11 +41,6 @@ public sealed interface Consumed {
      */
     record MovedAside(Outcome outcome, Rejection rejection, Map<String, String> evidence) implements Consumed {
 
-        /** A payload mismatch's evidence: the fingerprint recorded first under the event ID, and this message's. */
-        public static final String ORIGINAL_FINGERPRINT = "originalFingerprint";
-
-        public static final String FINGERPRINT = "fingerprint";
-
         public MovedAside {
             if (outcome != Outcome.REJECTED && outcome != Outcome.CONFLICT && outcome != Outcome.QUARANTINED) {
                 throw new IllegalArgumentException("not an outcome that is moved aside: " + outcome);
@@ -71,11 +66,11 @@ public sealed interface Consumed {
                     Outcome.CONFLICT,
                     mismatch,
                     Map.of(
-                            DedupHorizon.EVENT_ID,
+                            MessageProperties.EVENT_ID,
                             event.eventId().toString(),
-                            ORIGINAL_FINGERPRINT,
+                            MessageProperties.ORIGINAL_FINGERPRINT,
                             originalFingerprint,
-                            FINGERPRINT,
+                            MessageProperties.FINGERPRINT,
                             fingerprint));
         }
     }

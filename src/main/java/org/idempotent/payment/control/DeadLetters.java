@@ -1,19 +1,24 @@
 package org.idempotent.payment.control;
 
+import static org.idempotent.payment.control.MessageProperties.DETAIL;
+import static org.idempotent.payment.control.MessageProperties.DUPLICATE_ID;
+import static org.idempotent.payment.control.MessageProperties.ORIGINAL_DESTINATION;
+import static org.idempotent.payment.control.MessageProperties.ORIGINAL_MESSAGE_ID;
+import static org.idempotent.payment.control.MessageProperties.ORIGINAL_TIMESTAMP;
+import static org.idempotent.payment.control.MessageProperties.REASON;
+import static org.idempotent.payment.control.MessageProperties.REJECTED_AT;
+import static org.idempotent.payment.control.MessageProperties.UNFORWARDED_PROPERTIES;
+
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 import jakarta.jms.ConnectionFactory;
-import jakarta.jms.JMSConsumer;
 import jakarta.jms.JMSContext;
 import jakarta.jms.JMSException;
 import jakarta.jms.Message;
-import jakarta.jms.Queue;
-import jakarta.jms.QueueBrowser;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HexFormat;
@@ -21,7 +26,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.UUID;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -31,7 +35,8 @@ import org.idempotent.payment.entity.Rejection;
 /**
  * Moves a message that can never succeed to the dead-letter queue at once, with the reason attached, instead of
  * letting it burn redelivery attempts; a valid event that reused an ID for a different payment goes to the conflicts
- * queue instead, and a stale one to the quarantine queue, where each waits for a human decision. The original body and properties travel unchanged.
+ * queue instead, and a stale one to the quarantine queue, where each waits for a human decision. The original body
+ * and properties travel unchanged; what is added is named in {@link MessageProperties}.
  *
  * <p>Not atomic with the acknowledgement of the original (no XA): a crash in between redelivers the original and
  * forwards it a second time. The broker's duplicate detection drops that second copy: each forward carries
@@ -43,30 +48,9 @@ import org.idempotent.payment.entity.Rejection;
 @ApplicationScoped
 public class DeadLetters {
 
-    public static final String REASON = "rejectionReason";
-    public static final String DETAIL = "rejectionDetail";
-    public static final String ORIGINAL_DESTINATION = "originalDestination";
-    public static final String ORIGINAL_MESSAGE_ID = "originalMessageId";
-    public static final String REJECTED_AT = "rejectedAt";
-    /** Artemis's duplicate-detection property (Message.HDR_DUPLICATE_DETECTION_ID in its client API). */
-    public static final String DUPLICATE_ID = "_AMQ_DUPL_ID";
-    /**
-     * The JMSTimestamp of the message as first sent, carried along by every forward (a forward re-sends, and a send
-     * rewrites JMSTimestamp): how old a replayed dead letter really is.
-     */
-    public static final String ORIGINAL_TIMESTAMP = "originalTimestamp";
-
-    /**
-     * Properties a forward cannot carry under their own names, "name=value; ...": the JMS API sets only names that
-     * are Java identifiers, and other protocols use others (STOMP's content-length, AMQP's message annotations such
-     * as JMS_AMQP_MA_x-opt-jms-msg-type). Kept as text so that a forward loses nothing and never fails on them.
-     */
-    public static final String UNFORWARDED_PROPERTIES = "unforwardedProperties";
     /** Words a JMS selector reserves, which JMS forbids as property names. */
     private static final Set<String> RESERVED =
             Set.of("NULL", "TRUE", "FALSE", "NOT", "AND", "OR", "BETWEEN", "LIKE", "IN", "IS", "ESCAPE");
-
-    private static final long REMOVE_TIMEOUT_MILLIS = 5000;
 
     private static final Logger LOG = Logger.getLogger(DeadLetters.class.getName());
 
@@ -82,24 +66,8 @@ public class DeadLetters {
     String conflictsQueue;
 
     @Inject
-    @ConfigProperty(name = "QUARANTINE_QUEUE")
+    @ConfigProperty(name = Quarantine.QUEUE)
     String quarantineQueue;
-
-    @Inject
-    @ConfigProperty(name = "PAYMENTS_QUEUE")
-    String paymentsQueue;
-
-    public String quarantineQueue() {
-        return quarantineQueue;
-    }
-
-    /** When the message was first sent: its {@link #ORIGINAL_TIMESTAMP} if a forward carried one, else JMSTimestamp. */
-    public static Instant firstSent(Message message) throws JMSException {
-        long sent = message.propertyExists(ORIGINAL_TIMESTAMP)
-                ? message.getLongProperty(ORIGINAL_TIMESTAMP)
-                : message.getJMSTimestamp();
-        return sent > 0 ? Instant.ofEpochMilli(sent) : null;
-    }
 
     /**
      * Moves the message to the queue of its outcome (the dead-letter queue for a rejected one, the conflicts or the
@@ -115,58 +83,6 @@ public class DeadLetters {
         send(message, aside.rejection(), aside.evidence(), queue);
         LOG.log(Level.WARNING, "Message {0} not applied ({1}), moved to {2}", new Object[] {id, aside.rejection(), queue
         });
-    }
-
-    /** A received message for a log line: its ID and how many times it was delivered. */
-    public static String describe(Message message) {
-        try {
-            return message.getJMSMessageID() + " (delivery " + message.getIntProperty("JMSXDeliveryCount") + ")";
-        } catch (JMSException | RuntimeException e) {
-            return "(unreadable: " + e + ")";
-        }
-    }
-
-    /** How many quarantined messages carry this event ID. */
-    public int quarantined(UUID eventId) throws JMSException {
-        try (JMSContext jms = connectionFactory.createContext();
-                QueueBrowser browser = jms.createBrowser(jms.createQueue(quarantineQueue), byEventId(eventId))) {
-            return Collections.list(browser.getEnumeration()).size();
-        }
-    }
-
-    /**
-     * Moves the event's quarantined messages back to the payments queue, body and properties as they are. Copy
-     * first, remove second: a crash in between leaves the message in both queues, and moving it again is harmless,
-     * since the copy carries the quarantine forward's duplicate ID and the broker drops a second one. Returns how many
-     * were moved.
-     */
-    public int releaseFromQuarantine(UUID eventId) throws JMSException {
-        int moved = 0;
-        try (JMSContext jms = connectionFactory.createContext()) {
-            Queue quarantine = jms.createQueue(quarantineQueue);
-            List<Message> waiting;
-            try (QueueBrowser browser = jms.createBrowser(quarantine, byEventId(eventId))) {
-                waiting = Collections.list(browser.getEnumeration()).stream()
-                        .map(Message.class::cast)
-                        .toList();
-            }
-            for (Message message : waiting) {
-                // Before the send, which gives the message object the ID of the copy.
-                String quarantinedId = message.getJMSMessageID();
-                jms.createProducer().send(jms.createQueue(paymentsQueue), message);
-                try (JMSConsumer remove = jms.createConsumer(quarantine, "JMSMessageID = '" + quarantinedId + "'")) {
-                    if (remove.receive(REMOVE_TIMEOUT_MILLIS) != null) {
-                        moved++;
-                    }
-                }
-            }
-        }
-        return moved;
-    }
-
-    /** An event ID is a canonical UUID (hex and dashes), so it is safe inside a selector literal. */
-    private static String byEventId(UUID eventId) {
-        return DedupHorizon.EVENT_ID + " = '" + eventId + "'";
     }
 
     private void send(Message message, Rejection rejection, Map<String, String> evidence, String queue)

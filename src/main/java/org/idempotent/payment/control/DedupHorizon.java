@@ -29,11 +29,6 @@ import org.idempotent.retention.entity.RetentionPolicy;
 @ApplicationScoped
 public class DedupHorizon {
 
-    public static final String EVENT_ID = "eventId";
-    public static final String OCCURRED_AGE_SECONDS = "occurredAgeSeconds";
-    public static final String MESSAGE_AGE_SECONDS = "messageAgeSeconds";
-    public static final String HORIZON_SECONDS = "horizonSeconds";
-
     private static final Logger LOG = Logger.getLogger(DedupHorizon.class.getName());
 
     @Inject
@@ -74,14 +69,14 @@ public class DedupHorizon {
             return Optional.empty();
         }
         Map<String, String> evidence = new LinkedHashMap<>();
-        evidence.put(EVENT_ID, event.eventId().toString());
+        evidence.put(MessageProperties.EVENT_ID, event.eventId().toString());
         if (occurredAge != null) {
-            evidence.put(OCCURRED_AGE_SECONDS, String.valueOf(occurredAge.toSeconds()));
+            evidence.put(MessageProperties.OCCURRED_AGE_SECONDS, String.valueOf(occurredAge.toSeconds()));
         }
         if (messageAge != null) {
-            evidence.put(MESSAGE_AGE_SECONDS, String.valueOf(messageAge.toSeconds()));
+            evidence.put(MessageProperties.MESSAGE_AGE_SECONDS, String.valueOf(messageAge.toSeconds()));
         }
-        evidence.put(HORIZON_SECONDS, String.valueOf(horizon.toSeconds()));
+        evidence.put(MessageProperties.HORIZON_SECONDS, String.valueOf(horizon.toSeconds()));
         Rejection rejection = new Rejection(
                 Rejection.Reason.STALE,
                 "event " + event.eventId() + " is older than the "

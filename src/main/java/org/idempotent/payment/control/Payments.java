@@ -66,7 +66,7 @@ public class Payments {
             outcome = consumed.outcome();
         } catch (JMSException | RuntimeException e) {
             LOG.log(Level.WARNING, "Message {0} failed; the broker will redeliver it: {1}", new Object[] {
-                DeadLetters.describe(message), DatabaseFailure.rootCause(e)
+                MessageProperties.describe(message), DatabaseFailure.rootCause(e)
             });
             throw e instanceof RuntimeException unchecked ? unchecked : new IllegalStateException(e);
         } finally {
@@ -76,7 +76,7 @@ public class Payments {
 
     private Consumed consume(Message message) throws JMSException {
         try {
-            return consume(PaymentEvents.read(message), DeadLetters.firstSent(message));
+            return consume(PaymentEvents.read(message), MessageProperties.firstSent(message));
         } catch (RejectedMessage rejected) {
             return Consumed.MovedAside.rejected(rejected.rejection());
         }

@@ -103,14 +103,14 @@ class DedupHorizonTest {
         assertThat(stale.outcome()).isEqualTo(Outcome.QUARANTINED);
         assertThat(stale.rejection().reason()).isEqualTo(Reason.STALE);
         assertThat(stale.evidence())
-                .containsEntry(DedupHorizon.EVENT_ID, event.eventId().toString())
+                .containsEntry(MessageProperties.EVENT_ID, event.eventId().toString())
                 .containsEntry(
-                        DedupHorizon.OCCURRED_AGE_SECONDS,
+                        MessageProperties.OCCURRED_AGE_SECONDS,
                         String.valueOf(Duration.ofDays(20).toSeconds()))
                 .containsEntry(
-                        DedupHorizon.MESSAGE_AGE_SECONDS,
+                        MessageProperties.MESSAGE_AGE_SECONDS,
                         String.valueOf(Duration.ofDays(15).toSeconds()))
-                .containsEntry(DedupHorizon.HORIZON_SECONDS, String.valueOf(HORIZON.toSeconds()));
+                .containsEntry(MessageProperties.HORIZON_SECONDS, String.valueOf(HORIZON.toSeconds()));
     }
 
     private static PaymentEvent event(Instant occurredAt) {
