@@ -38,7 +38,7 @@ class AdminEndpointsTest {
 
         assertThat(admin)
                 .extracting(Class::getSimpleName)
-                .contains("RetentionResource", "ProcessedEventsResource", "StatisticsResource");
+                .contains("RetentionResource", "EventAdministrationResource", "StatisticsResource");
     }
 
     @Test

@@ -7,7 +7,7 @@ import jakarta.interceptor.InvocationContext;
 import jakarta.jms.Message;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceContext;
-import org.idempotent.payment.control.PaymentEvents;
+import org.idempotent.payment.control.PaymentMessageParser;
 import org.idempotent.payment.control.PaymentProcessor;
 import org.idempotent.payment.entity.Outcome;
 import org.idempotent.payment.entity.PaymentEvent;
@@ -30,7 +30,7 @@ public class BenchShortcut {
     @AroundInvoke
     public Object shortcut(InvocationContext invocation) throws Exception {
         if (invocation.getMethod().getName().equals("onMessage")) {
-            PaymentEvents.read((Message) invocation.getParameters()[0]);
+            PaymentMessageParser.read((Message) invocation.getParameters()[0]);
             return null;
         }
         PaymentEvent event = (PaymentEvent) invocation.getParameters()[0];

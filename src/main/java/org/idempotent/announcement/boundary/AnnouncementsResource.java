@@ -2,7 +2,6 @@ package org.idempotent.announcement.boundary;
 
 import jakarta.annotation.security.RolesAllowed;
 import jakarta.inject.Inject;
-import jakarta.ws.rs.BadRequestException;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
@@ -18,14 +17,13 @@ import java.sql.SQLException;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.idempotent.AdminApi;
 import org.idempotent.announcement.control.Outbox;
 import org.idempotent.announcement.control.Relay;
 import org.idempotent.announcement.entity.Announcement;
-import org.idempotent.payment.control.PaymentEvents;
+import org.idempotent.payment.boundary.EventIdParameter;
 import org.idempotent.retention.entity.RetentionPolicy;
 
 /**
@@ -51,10 +49,7 @@ public class AnnouncementsResource {
     @GET
     @Path("events/{eventId}")
     public Response ofEvent(@PathParam("eventId") String eventId) throws SQLException {
-        if (!PaymentEvents.isCanonicalUuid(eventId)) {
-            throw badRequest("not an event ID (a UUID in 8-4-4-4-12 form): " + eventId);
-        }
-        List<Announcement> found = outbox.ofEvent(UUID.fromString(eventId));
+        List<Announcement> found = outbox.ofEvent(EventIdParameter.parse(eventId));
         if (found.isEmpty()) {
             return Response.status(Status.NOT_FOUND)
                     .entity(Map.of(
@@ -79,7 +74,7 @@ public class AnnouncementsResource {
             @Context SecurityContext caller)
             throws SQLException {
         if (fromSequence == null || fromSequence < 1) {
-            throw badRequest("a first sequence number (?fromSequence=n, n >= 1) is required");
+            throw AdminApi.badRequest("a first sequence number (?fromSequence=n, n >= 1) is required");
         }
         Optional<Long> retained = outbox.oldestRetained(accountId);
         if (retained.isEmpty()) {
@@ -121,12 +116,5 @@ public class AnnouncementsResource {
             caller.getUserPrincipal().getName(), deleted
         });
         return Map.of("deleted", deleted);
-    }
-
-    private static BadRequestException badRequest(String message) {
-        return new BadRequestException(Response.status(Status.BAD_REQUEST)
-                .type(MediaType.APPLICATION_JSON)
-                .entity(Map.of("error", message))
-                .build());
     }
 }

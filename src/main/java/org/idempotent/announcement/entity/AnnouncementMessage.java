@@ -9,9 +9,9 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * What the relay publishes for one outbox row: the message contract of {@code payments.applied} (src/site/markdown/message-contract.md). The body is
- * JSON; the event ID, account and sequence are also properties, for selectors and for a subscriber that drops what it
- * has seen without parsing.
+ * What the relay publishes for one outbox row: the message contract of {@code payments.applied}
+ * (src/site/markdown/message-contract.md). The body is JSON; the event ID, account and sequence are also properties,
+ * for selectors and for a subscriber that drops what it has seen without parsing.
  *
  * @param rowId the outbox row's identity: the relay's order, and the row it marks sent
  * @param generation raised by each re-announcement, so that a deliberate copy is not dropped as a duplicate

@@ -12,7 +12,7 @@ import javax.management.JMException;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import javax.management.StandardMBean;
-import org.idempotent.operations.control.DedupTable;
+import org.idempotent.operations.control.DedupTableGauges;
 import org.idempotent.payment.control.PaymentMetrics;
 import org.idempotent.payment.entity.Outcome;
 
@@ -27,7 +27,7 @@ public class PaymentsJmx {
     PaymentMetrics metrics;
 
     @Inject
-    DedupTable table;
+    DedupTableGauges table;
 
     private final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
 
@@ -60,7 +60,7 @@ public class PaymentsJmx {
         }
     }
 
-    private record View(PaymentMetrics metrics, DedupTable table) implements PaymentsMXBean {
+    private record View(PaymentMetrics metrics, DedupTableGauges table) implements PaymentsMXBean {
 
         @Override
         public long getApplied() {

@@ -7,7 +7,7 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import org.idempotent.AdminApi;
-import org.idempotent.operations.control.DedupTable;
+import org.idempotent.operations.control.DedupTableGauges;
 import org.idempotent.payment.control.PaymentMetrics;
 
 /** For an administrator: what this instance consumed since it started, and the state of the dedup table. */
@@ -16,13 +16,13 @@ import org.idempotent.payment.control.PaymentMetrics;
 @Produces(MediaType.APPLICATION_JSON)
 public class StatisticsResource {
 
-    public record Statistics(PaymentMetrics.Totals consumed, DedupTable.Measurement processedEvents) {}
+    public record Statistics(PaymentMetrics.Totals consumed, DedupTableGauges.Measurement processedEvents) {}
 
     @Inject
     PaymentMetrics metrics;
 
     @Inject
-    DedupTable table;
+    DedupTableGauges table;
 
     @GET
     public Statistics current() {

@@ -9,11 +9,11 @@ import jakarta.ejb.TransactionAttributeType;
 import jakarta.inject.Inject;
 import jakarta.jms.Message;
 import jakarta.jms.MessageListener;
-import org.idempotent.payment.control.Payments;
+import org.idempotent.payment.control.PaymentDelivery;
 import org.idempotent.schema.boundary.SchemaMigration;
 
 /**
- * Consumes the payments queue: each message goes to {@link Payments#receive}, whose database transaction has
+ * Consumes the payments queue: each message goes to {@link PaymentDelivery#receive}, whose database transaction has
  * committed (or rolled back) before this method returns.
  *
  * <p>Not XA, and not a JMS transaction either: the adapter acknowledges the message after {@code onMessage} returns,
@@ -45,7 +45,7 @@ public class PaymentConsumer implements MessageListener {
     SchemaMigration schema;
 
     @Inject
-    Payments payments;
+    PaymentDelivery payments;
 
     @PostConstruct
     void awaitSchema() {

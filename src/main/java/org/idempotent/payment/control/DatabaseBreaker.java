@@ -1,6 +1,5 @@
 package org.idempotent.payment.control;
 
-import jakarta.annotation.PostConstruct;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -68,18 +67,13 @@ public class DatabaseBreaker {
     private Duration backoff = FIRST_BACKOFF;
     private boolean probing;
 
-    @PostConstruct
-    void registerGauges() {
+    /** At deployment, so that /metrics shows the breaker closed before the first failure. */
+    void registerGauges(@Observes Startup startup) {
         registry.gauge(OPEN, this, breaker -> breaker.isOpen() ? 1 : 0);
         registry.gauge(
                 OPEN_SECONDS,
                 this,
                 breaker -> breaker.openFor().map(Duration::toMillis).orElse(0L) / 1000.0);
-    }
-
-    /** Observing Startup makes CDI create the bean, and register the gauges, at deployment. */
-    void registerAtStartup(@Observes Startup startup) {
-        // the work is done by the @PostConstruct method
     }
 
     public boolean isOpen() {
@@ -143,16 +137,13 @@ public class DatabaseBreaker {
         return e;
     }
 
-    /**
-     * A delivery failed in a way that may be the database's: probes it now, and opens if it does not answer. Returns
-     * whether it is open.
-     */
-    boolean failed() {
+    /** A delivery failed in a way that may be the database's: probes it now, and opens if it does not answer. */
+    void failed() {
         Optional<String> failure = probe();
         lock.lock();
         try {
             if (failure.isEmpty() || isOpen()) {
-                return isOpen();
+                return;
             }
             openedAt = System.nanoTime();
             backoff = firstBackoff;
@@ -161,7 +152,6 @@ public class DatabaseBreaker {
                     Level.WARNING,
                     "The database does not answer ({0}): consumption waits until it does",
                     failure.get());
-            return true;
         } finally {
             lock.unlock();
         }

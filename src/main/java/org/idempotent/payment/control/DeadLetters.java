@@ -73,7 +73,7 @@ public class DeadLetters {
      * Moves the message to the queue of its outcome (the dead-letter queue for a rejected one, the conflicts or the
      * quarantine queue), with the rejection and its evidence attached as string properties.
      */
-    public void moveAside(Message message, Consumed.MovedAside aside) throws JMSException {
+    public void moveAside(Message message, DeliveryResult.MovedAside aside) throws JMSException {
         String queue = switch (aside.outcome()) {
             case CONFLICT -> conflictsQueue;
             case QUARANTINED -> quarantineQueue;

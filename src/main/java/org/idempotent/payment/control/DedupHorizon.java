@@ -59,7 +59,7 @@ public class DedupHorizon {
     }
 
     /** The STALE rejection and its evidence, if either time of the event is past the horizon. */
-    public Optional<Consumed.MovedAside> stale(PaymentEvent event, Instant firstSent, Instant now) {
+    public Optional<DeliveryResult.MovedAside> stale(PaymentEvent event, Instant firstSent, Instant now) {
         Duration horizon = horizon();
         Duration occurredAge = age(event.occurredAt(), now);
         Duration messageAge = age(firstSent, now);
@@ -84,7 +84,7 @@ public class DedupHorizon {
                         + " ago, first sent "
                         + hours(messageAge)
                         + " ago) and has no dedup record: it may be a duplicate whose record was purged");
-        return Optional.of(new Consumed.MovedAside(Outcome.QUARANTINED, rejection, evidence));
+        return Optional.of(new DeliveryResult.MovedAside(Outcome.QUARANTINED, rejection, evidence));
     }
 
     private static Duration age(Instant time, Instant now) {

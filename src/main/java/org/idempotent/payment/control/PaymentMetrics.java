@@ -26,7 +26,8 @@ import org.idempotent.payment.entity.Outcome;
  * <p>The processing time is a histogram of microseconds, named so, rather than a MicroProfile Timer: Payara 6.2025.10's
  * Prometheus output prints a timer's nanoseconds under a {@code _seconds} name (FISH-13137, fixed in later releases),
  * and a histogram with a unit in its metadata is scaled in some figures and not in others. A histogram without a unit
- * is printed as recorded, so the name says what the numbers are, on every Payara release. Also knows which deliveries are being processed right now, for liveness.
+ * is printed as recorded, so the name says what the numbers are, on every Payara release. Also knows which
+ * deliveries are being processed right now, for liveness.
  */
 @ApplicationScoped
 public class PaymentMetrics {

@@ -58,6 +58,9 @@ public class PaymentProcessor {
                    clock_timestamp()
               FROM applied, payment""";
 
+    static final String RELEASED_SINCE =
+            "SELECT count(r) FROM ReleasedEvent r WHERE r.eventId = :eventId AND r.releasedAt > :since";
+
     @PersistenceContext
     EntityManager em;
 
@@ -93,12 +96,12 @@ public class PaymentProcessor {
     }
 
     /**
-     * The record of an event already processed, read after {@link #apply} lost the insert race: the unique key alone
-     * decided who was first; this only tells a true duplicate from a conflicting reuse of the ID. Empty if the record
-     * was purged in between. One SELECT, so no transaction: a transaction would add two round trips.
+     * The dedup record of an event, empty if there is none (never processed, forgotten or purged). Read after {@link
+     * #apply} lost the insert race, the unique key alone decided who was first: this only tells a true duplicate from a
+     * conflicting reuse of the ID. One SELECT, so no transaction: a transaction would add two round trips.
      */
     @Transactional(TxType.NOT_SUPPORTED)
-    public Optional<ProcessedEvent> original(UUID eventId) {
+    public Optional<ProcessedEvent> recordOf(UUID eventId) {
         return Optional.ofNullable(em.find(ProcessedEvent.class, eventId));
     }
 
@@ -109,10 +112,8 @@ public class PaymentProcessor {
      * through a second time.
      */
     @Transactional(TxType.NOT_SUPPORTED)
-    public boolean released(UUID eventId, Instant since) {
-        return em.createQuery(
-                                "SELECT count(r) FROM ReleasedEvent r WHERE r.eventId = :eventId AND r.releasedAt > :since",
-                                Long.class)
+    public boolean releasedSince(UUID eventId, Instant since) {
+        return em.createQuery(RELEASED_SINCE, Long.class)
                         .setParameter("eventId", eventId)
                         .setParameter("since", since.atOffset(ZoneOffset.UTC))
                         .getSingleResult()

@@ -131,7 +131,8 @@ public class Retention {
                 null);
         LOG.log(
                 Level.INFO,
-                "Purge {0}: {1,number,#} rows deleted in {2,number,#} batches, {3,number,#} ms, cutoff {4}, oldest remaining {5}",
+                "Purge {0}: {1,number,#} rows deleted in {2,number,#} batches, {3,number,#} ms, cutoff {4}, "
+                        + "oldest remaining {5}",
                 new Object[] {
                     run.outcome(),
                     run.rowsDeleted(),

@@ -22,7 +22,7 @@ public class RetentionSettings {
         return Duration.ofDays(config.getValue(RetentionPolicy.WINDOW_DAYS, Integer.class));
     }
 
-    /** How long a sent announcement is kept in the outbox (for re-announcement); unchecked, see {@link RetentionPolicy}. */
+    /** How long a sent announcement is kept in the outbox, for re-announcement; unchecked (see RetentionPolicy). */
     public Duration announcementWindow() {
         return Duration.ofDays(config.getValue(RetentionPolicy.ANNOUNCEMENT_WINDOW_DAYS, Integer.class));
     }

@@ -97,7 +97,7 @@ class DedupHorizonTest {
     void theQuarantineCarriesTheReasonAndBothAges() {
         PaymentEvent event = event(NOW.minus(Duration.ofDays(20)));
 
-        Consumed.MovedAside stale =
+        DeliveryResult.MovedAside stale =
                 horizon.stale(event, NOW.minus(Duration.ofDays(15)), NOW).orElseThrow();
 
         assertThat(stale.outcome()).isEqualTo(Outcome.QUARANTINED);

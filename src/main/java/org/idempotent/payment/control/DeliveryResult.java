@@ -11,12 +11,12 @@ import org.idempotent.payment.entity.ProcessedEvent;
 import org.idempotent.payment.entity.Rejection;
 
 /** What consuming one message did, and what each kind of outcome carries for the message to be settled by. */
-public sealed interface Consumed {
+public sealed interface DeliveryResult {
 
     Outcome outcome();
 
     /** {@link Outcome#APPLIED} or {@link Outcome#ALREADY_APPLIED}: nothing to move, nothing more to say. */
-    record Done(Outcome outcome) implements Consumed {
+    record Done(Outcome outcome) implements DeliveryResult {
 
         public Done {
             if (outcome != Outcome.APPLIED && outcome != Outcome.ALREADY_APPLIED) {
@@ -26,7 +26,7 @@ public sealed interface Consumed {
     }
 
     /** A copy of an event already recorded; {@code age} after its original, or null if that record is gone. */
-    record Duplicate(Duration age) implements Consumed {
+    record Duplicate(Duration age) implements DeliveryResult {
 
         @Override
         public Outcome outcome() {
@@ -39,7 +39,7 @@ public sealed interface Consumed {
      * or refused by the database), {@link Outcome#CONFLICT} or {@link Outcome#QUARANTINED}, with the rejection and its
      * evidence attached as string properties.
      */
-    record MovedAside(Outcome outcome, Rejection rejection, Map<String, String> evidence) implements Consumed {
+    record MovedAside(Outcome outcome, Rejection rejection, Map<String, String> evidence) implements DeliveryResult {
 
         public MovedAside {
             if (outcome != Outcome.REJECTED && outcome != Outcome.CONFLICT && outcome != Outcome.QUARANTINED) {

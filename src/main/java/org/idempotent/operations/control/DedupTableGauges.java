@@ -1,6 +1,5 @@
 package org.idempotent.operations.control;
 
-import jakarta.annotation.PostConstruct;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -25,7 +24,7 @@ import org.idempotent.Resources;
  * scrapers ask: both figures are cheap (the statistics views, and min() on the processed_at index), but not free.
  */
 @ApplicationScoped
-public class DedupTable {
+public class DedupTableGauges {
 
     public static final String ROWS = "payments.processed.events.rows";
     public static final String OLDEST_AGE = "payments.processed.events.oldest.age.seconds";
@@ -37,7 +36,7 @@ public class DedupTable {
                    extract(epoch FROM now() - (SELECT min(processed_at) FROM processed_events))""";
 
     private static final int QUERY_TIMEOUT_SECONDS = 2;
-    private static final Logger LOG = Logger.getLogger(DedupTable.class.getName());
+    private static final Logger LOG = Logger.getLogger(DedupTableGauges.class.getName());
 
     /** A measurement; the figures are null when unknown (table empty, or the database did not answer: see error). */
     public record Measurement(Long approximateRows, Double oldestRowAgeSeconds, Instant measuredAt, String error) {}
@@ -50,15 +49,10 @@ public class DedupTable {
 
     private volatile Measurement last;
 
-    @PostConstruct
-    void registerGauges() {
+    /** At deployment: observing Startup makes CDI create the bean then. */
+    void registerGauges(@Observes Startup startup) {
         registry.gauge(ROWS, this, table -> figure(table, Measurement::approximateRows));
         registry.gauge(OLDEST_AGE, this, table -> figure(table, Measurement::oldestRowAgeSeconds));
-    }
-
-    /** Observing Startup makes CDI create the bean, and register the gauges, at deployment. */
-    void registerAtStartup(@Observes Startup startup) {
-        // the work is done by the @PostConstruct method
     }
 
     public Measurement current() {
@@ -94,7 +88,7 @@ public class DedupTable {
     }
 
     /** NaN when unknown: a gauge must answer a number, and NaN is Prometheus' "no value". */
-    private static Number figure(DedupTable table, Function<Measurement, Number> figure) {
+    private static Number figure(DedupTableGauges table, Function<Measurement, Number> figure) {
         Number value = figure.apply(table.current());
         return value == null ? Double.NaN : value.doubleValue();
     }

@@ -13,13 +13,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-class PaymentEventsTest {
+class PaymentMessageParserTest {
 
     private static final String ID = "0b7e6c1e-3a51-4c4e-9a59-8f4a5e2b7d10";
 
     @Test
     void validEventIsReadWithUnknownFieldsIgnored() {
-        PaymentEvent event = PaymentEvents.parse(
+        PaymentEvent event = PaymentMessageParser.parse(
                 "{\"eventId\":\"" + ID + "\",\"accountId\":\"acct_1.a:b-c\",\"amountCents\":500,\"currency\":\"EUR\"}");
 
         assertThat(event).isEqualTo(new PaymentEvent(UUID.fromString(ID), "acct_1.a:b-c", 500));
@@ -27,11 +27,11 @@ class PaymentEventsTest {
 
     @Test
     void occurredAtOfContractVersionTwoIsReadWithItsOffset() {
-        PaymentEvent event = PaymentEvents.parse("{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":5,"
-                + "\"occurredAt\":\"2026-11-30T23:30:00.250+01:00\"}");
+        PaymentEvent event = PaymentMessageParser.parse("{\"eventId\":\"" + ID
+                + "\",\"accountId\":\"a\",\"amountCents\":5," + "\"occurredAt\":\"2026-11-30T23:30:00.250+01:00\"}");
 
         assertThat(event.occurredAt()).isEqualTo(Instant.parse("2026-11-30T22:30:00.250Z"));
-        assertThat(PaymentEvents.parse(json(ID, "a", "5")).occurredAt())
+        assertThat(PaymentMessageParser.parse(json(ID, "a", "5")).occurredAt())
                 .as("version 1: none")
                 .isNull();
     }
@@ -49,7 +49,7 @@ class PaymentEventsTest {
     void occurredAtThatIsNotAnOffsetDateTimeIsRejected(String value) {
         String body = "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":5,\"occurredAt\":" + value + "}";
 
-        assertThatThrownBy(() -> PaymentEvents.parse(body))
+        assertThatThrownBy(() -> PaymentMessageParser.parse(body))
                 .isInstanceOfSatisfying(
                         RejectedMessage.class,
                         e -> assertThat(e.rejection().reason()).isEqualTo(Reason.INVALID_OCCURRED_AT));
@@ -57,14 +57,14 @@ class PaymentEventsTest {
 
     @Test
     void amountLimitsAreInclusive() {
-        assertThat(PaymentEvents.parse(json(ID, "a", "1")).amountCents()).isEqualTo(1);
-        assertThat(PaymentEvents.parse(json(ID, "a", "1000000000000")).amountCents())
+        assertThat(PaymentMessageParser.parse(json(ID, "a", "1")).amountCents()).isEqualTo(1);
+        assertThat(PaymentMessageParser.parse(json(ID, "a", "1000000000000")).amountCents())
                 .isEqualTo(1_000_000_000_000L);
     }
 
     @Test
     void accountIdOf64CharactersIsAccepted() {
-        assertThat(PaymentEvents.parse(json(ID, "a".repeat(64), "1")).accountId())
+        assertThat(PaymentMessageParser.parse(json(ID, "a".repeat(64), "1")).accountId())
                 .hasSize(64);
     }
 
@@ -96,7 +96,7 @@ class PaymentEventsTest {
                 "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":1e400}       | INVALID_AMOUNT",
             })
     void invalidEventIsRejectedWithItsReason(String body, Reason reason) {
-        assertThatThrownBy(() -> PaymentEvents.parse(body))
+        assertThatThrownBy(() -> PaymentMessageParser.parse(body))
                 .isInstanceOfSatisfying(
                         RejectedMessage.class,
                         e -> assertThat(e.rejection().reason()).isEqualTo(reason))
@@ -105,7 +105,7 @@ class PaymentEventsTest {
 
     @Test
     void accountIdOver64CharactersIsRejected() {
-        assertThatThrownBy(() -> PaymentEvents.parse(json(ID, "a".repeat(65), "1")))
+        assertThatThrownBy(() -> PaymentMessageParser.parse(json(ID, "a".repeat(65), "1")))
                 .isInstanceOfSatisfying(
                         RejectedMessage.class,
                         e -> assertThat(e.rejection().reason()).isEqualTo(Reason.INVALID_ACCOUNT_ID));
@@ -115,7 +115,7 @@ class PaymentEventsTest {
     void bytesThatAreNotUtf8AreRejected() {
         byte[] latin1 = json(ID, "caf\u00e9", "1").getBytes(StandardCharsets.ISO_8859_1);
 
-        assertThatThrownBy(() -> PaymentEvents.decodeUtf8(latin1))
+        assertThatThrownBy(() -> PaymentMessageParser.decodeUtf8(latin1))
                 .isInstanceOfSatisfying(
                         RejectedMessage.class,
                         e -> assertThat(e.rejection().reason()).isEqualTo(Reason.INVALID_ENCODING));
@@ -125,7 +125,7 @@ class PaymentEventsTest {
     void utf8BytesAreDecoded() {
         String body = json(ID, "a", "1") + " ";
 
-        assertThat(PaymentEvents.decodeUtf8(body.getBytes(StandardCharsets.UTF_8)))
+        assertThat(PaymentMessageParser.decodeUtf8(body.getBytes(StandardCharsets.UTF_8)))
                 .isEqualTo(body);
     }
 
@@ -133,7 +133,7 @@ class PaymentEventsTest {
     void rejectionDetailNamesTheOffendingValueShortened() {
         String longValue = "x".repeat(500);
 
-        assertThatThrownBy(() -> PaymentEvents.parse(json(ID, longValue, "1")))
+        assertThatThrownBy(() -> PaymentMessageParser.parse(json(ID, longValue, "1")))
                 .isInstanceOfSatisfying(
                         RejectedMessage.class,
                         e -> assertThat(e.rejection().detail())
@@ -169,7 +169,7 @@ class PaymentEventsTest {
             default -> throw new IllegalArgumentException(input);
         };
 
-        assertThatThrownBy(() -> PaymentEvents.parse(body)).isInstanceOfSatisfying(RejectedMessage.class, e -> {
+        assertThatThrownBy(() -> PaymentMessageParser.parse(body)).isInstanceOfSatisfying(RejectedMessage.class, e -> {
             assertThat(e.rejection().reason()).isEqualTo(reason);
             assertThat(e.rejection().detail()).hasSizeLessThan(400);
         });
@@ -177,9 +177,10 @@ class PaymentEventsTest {
 
     @Test
     void nestingUpToTheLimitIsAcceptedAndOneLevelMoreIsNot() {
-        assertThat(PaymentEvents.parse(nested(PaymentEvents.MAX_DEPTH)).amountCents())
+        assertThat(PaymentMessageParser.parse(nested(PaymentMessageParser.MAX_DEPTH))
+                        .amountCents())
                 .isEqualTo(5);
-        assertThatThrownBy(() -> PaymentEvents.parse(nested(PaymentEvents.MAX_DEPTH + 1)))
+        assertThatThrownBy(() -> PaymentMessageParser.parse(nested(PaymentMessageParser.MAX_DEPTH + 1)))
                 .isInstanceOfSatisfying(
                         RejectedMessage.class,
                         e -> assertThat(e.rejection().reason()).isEqualTo(Reason.MALFORMED_JSON));

@@ -4,7 +4,6 @@ import jakarta.annotation.security.RolesAllowed;
 import jakarta.ejb.EJB;
 import jakarta.inject.Inject;
 import jakarta.jms.JMSException;
-import jakarta.ws.rs.BadRequestException;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
@@ -20,8 +19,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.idempotent.AdminApi;
-import org.idempotent.payment.control.PaymentEvents;
-import org.idempotent.payment.control.ProcessedEvents;
+import org.idempotent.payment.control.EventAdministration;
+import org.idempotent.payment.control.PaymentProcessor;
 import org.idempotent.payment.control.Quarantine;
 import org.idempotent.payment.entity.ForgottenEvent;
 import org.idempotent.payment.entity.ReleasedEvent;
@@ -34,7 +33,7 @@ import org.idempotent.payment.entity.ReleasedEvent;
 @Path("admin/events/{eventId}")
 @RolesAllowed(AdminApi.ROLE)
 @Produces(MediaType.APPLICATION_JSON)
-public class ProcessedEventsResource {
+public class EventAdministrationResource {
 
     static final int MAX_REASON_LENGTH = 500;
 
@@ -77,7 +76,10 @@ public class ProcessedEventsResource {
             List<Release> released) {}
 
     @EJB
-    ProcessedEvents events;
+    EventAdministration events;
+
+    @Inject
+    PaymentProcessor processor;
 
     @Inject
     Quarantine quarantine;
@@ -85,13 +87,14 @@ public class ProcessedEventsResource {
     /** 200 if the event is recorded as processed, 404 if not (the body says whether it was forgotten). */
     @GET
     public Response lookup(@PathParam("eventId") String eventId) {
-        UUID id = parse(eventId);
+        UUID id = EventIdParameter.parse(eventId);
         List<Forgetting> forgotten =
                 events.forgotten(id).stream().map(Forgetting::of).toList();
-        List<Release> released = events.released(id).stream()
+        List<Release> released = events.releases(id).stream()
                 .map(audit -> Release.of(audit, null))
                 .toList();
-        return events.find(id)
+        return processor
+                .recordOf(id)
                 .map(record -> Response.ok(new EventRecord(
                         id, true, record.processedAt(), hex(record.fingerprint()), forgotten, released)))
                 .orElseGet(() -> Response.status(Status.NOT_FOUND)
@@ -107,7 +110,7 @@ public class ProcessedEventsResource {
     @Path("forget")
     @Consumes(MediaType.APPLICATION_JSON)
     public Response forget(@PathParam("eventId") String eventId, Decision decision) {
-        UUID id = parse(eventId);
+        UUID id = EventIdParameter.parse(eventId);
         return events.forget(id, requireReason(decision))
                 .map(audit -> Response.ok(Forgetting.of(audit)))
                 .orElseGet(() -> Response.status(Status.NOT_FOUND)
@@ -123,7 +126,7 @@ public class ProcessedEventsResource {
     @Path("release")
     @Consumes(MediaType.APPLICATION_JSON)
     public Response release(@PathParam("eventId") String eventId, Decision decision) throws JMSException {
-        UUID id = parse(eventId);
+        UUID id = EventIdParameter.parse(eventId);
         String given = requireReason(decision);
         if (quarantine.waiting(id) == 0) {
             return Response.status(Status.NOT_FOUND)
@@ -139,24 +142,10 @@ public class ProcessedEventsResource {
     private static String requireReason(Decision decision) {
         String reason = decision == null ? null : decision.reason();
         if (reason == null || reason.isBlank() || reason.length() > MAX_REASON_LENGTH) {
-            throw badRequest("a reason (JSON body {\"reason\": \"...\"}, 1 to " + MAX_REASON_LENGTH
+            throw AdminApi.badRequest("a reason (JSON body {\"reason\": \"...\"}, 1 to " + MAX_REASON_LENGTH
                     + " characters) is required");
         }
         return reason.strip();
-    }
-
-    private static UUID parse(String eventId) {
-        if (!PaymentEvents.isCanonicalUuid(eventId)) {
-            throw badRequest("not an event ID (a UUID in 8-4-4-4-12 form): " + eventId);
-        }
-        return UUID.fromString(eventId);
-    }
-
-    private static BadRequestException badRequest(String message) {
-        return new BadRequestException(Response.status(Status.BAD_REQUEST)
-                .type(MediaType.APPLICATION_JSON)
-                .entity(Map.of("error", message))
-                .build());
     }
 
     private static String hex(byte[] bytes) {

@@ -44,7 +44,7 @@ import org.idempotent.payment.entity.RejectedMessage;
  * version 2, an optional {@code "occurredAt"}, in a TextMessage or a BytesMessage; unknown fields are ignored.
  * Anything else is a {@link RejectedMessage} naming the reason.
  */
-public final class PaymentEvents {
+public final class PaymentMessageParser {
 
     /** Larger bodies are rejected unread: a payment event is about 120 bytes. */
     public static final int MAX_BODY_SIZE = 64 * 1024;
@@ -77,7 +77,7 @@ public final class PaymentEvents {
             JsonConfig.KEY_STRATEGY,
             JsonConfig.KeyStrategy.NONE));
 
-    private PaymentEvents() {}
+    private PaymentMessageParser() {}
 
     /** Whether {@code text} is an event ID as the contract writes it: a UUID in canonical 8-4-4-4-12 form. */
     public static boolean isCanonicalUuid(String text) {

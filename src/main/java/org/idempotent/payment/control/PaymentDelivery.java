@@ -24,9 +24,9 @@ import org.idempotent.payment.entity.RejectedMessage;
  * transaction of its own, so it should not cost a container invocation per message.
  */
 @ApplicationScoped
-public class Payments {
+public class PaymentDelivery {
 
-    private static final Logger LOG = Logger.getLogger(Payments.class.getName());
+    private static final Logger LOG = Logger.getLogger(PaymentDelivery.class.getName());
 
     @Inject
     PaymentProcessor processor;
@@ -59,11 +59,11 @@ public class Payments {
             if (message.getJMSRedelivered()) {
                 metrics.redelivered();
             }
-            Consumed consumed = consume(message);
-            if (consumed instanceof Consumed.MovedAside aside) {
+            DeliveryResult result = consume(message);
+            if (result instanceof DeliveryResult.MovedAside aside) {
                 deadLetters.moveAside(message, aside);
             }
-            outcome = consumed.outcome();
+            outcome = result.outcome();
         } catch (JMSException | RuntimeException e) {
             LOG.log(Level.WARNING, "Message {0} failed; the broker will redeliver it: {1}", new Object[] {
                 MessageProperties.describe(message), DatabaseFailure.rootCause(e)
@@ -74,11 +74,11 @@ public class Payments {
         }
     }
 
-    private Consumed consume(Message message) throws JMSException {
+    private DeliveryResult consume(Message message) throws JMSException {
         try {
-            return consume(PaymentEvents.read(message), MessageProperties.firstSent(message));
+            return consume(PaymentMessageParser.read(message), MessageProperties.firstSent(message));
         } catch (RejectedMessage rejected) {
-            return Consumed.MovedAside.rejected(rejected.rejection());
+            return DeliveryResult.MovedAside.rejected(rejected.rejection());
         }
     }
 
@@ -90,16 +90,16 @@ public class Payments {
      * @param firstSent when the message was first sent (see {@link DedupHorizon}); null if unknown
      * @throws RejectedMessage if the database refuses the event on every attempt (permanent: move it aside)
      */
-    private Consumed consume(PaymentEvent event, Instant firstSent) {
+    private DeliveryResult consume(PaymentEvent event, Instant firstSent) {
         try {
             Instant now = Instant.now();
-            Optional<Consumed.MovedAside> stale = horizon.stale(event, firstSent, now);
+            Optional<DeliveryResult.MovedAside> stale = horizon.stale(event, firstSent, now);
             if (stale.isPresent()) {
-                Optional<ProcessedEvent> original = processor.original(event.eventId());
+                Optional<ProcessedEvent> original = processor.recordOf(event.eventId());
                 if (original.isPresent()) {
                     return afterDuplicate(event, original.get());
                 }
-                if (!processor.released(event.eventId(), now.minus(horizon.horizon()))) {
+                if (!processor.releasedSince(event.eventId(), now.minus(horizon.horizon()))) {
                     return stale.get();
                 }
             }
@@ -114,24 +114,24 @@ public class Payments {
                         new Object[] {event.eventId(), event.accountId()});
             }
             if (outcome != Outcome.DUPLICATE) {
-                return new Consumed.Done(outcome);
+                return new DeliveryResult.Done(outcome);
             }
             return processor
-                    .original(event.eventId())
+                    .recordOf(event.eventId())
                     .map(original -> afterDuplicate(event, original))
-                    .orElseGet(() -> new Consumed.Duplicate(null));
+                    .orElseGet(() -> new DeliveryResult.Duplicate(null));
         } catch (RuntimeException e) {
             throw breaker.failed(e);
         }
     }
 
-    private Consumed afterDuplicate(PaymentEvent event, ProcessedEvent original) {
+    private DeliveryResult afterDuplicate(PaymentEvent event, ProcessedEvent original) {
         if (original.conflictsWith(event)) {
-            return Consumed.MovedAside.conflict(event, original);
+            return DeliveryResult.MovedAside.conflict(event, original);
         }
         Duration age = Duration.between(original.processedAt(), Instant.now());
         metrics.duplicateArrived(age);
         LOG.log(Level.FINE, "Duplicate event {0} acknowledged without effect", event.eventId());
-        return new Consumed.Duplicate(age);
+        return new DeliveryResult.Duplicate(age);
     }
 }

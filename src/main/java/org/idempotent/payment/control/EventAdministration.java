@@ -20,22 +20,18 @@ import org.idempotent.payment.entity.ReleasedEvent;
  * release a quarantined stale event so that it is applied (the dedup insert still guards it).
  */
 @Stateless
-public class ProcessedEvents {
+public class EventAdministration {
 
     /** The second guard would refuse the replay if the event is still the last one applied to its account. */
     static final String RELEASE_GUARD = "UPDATE accounts SET last_event_id = NULL WHERE last_event_id = ?1";
 
-    private static final Logger LOG = Logger.getLogger(ProcessedEvents.class.getName());
+    private static final Logger LOG = Logger.getLogger(EventAdministration.class.getName());
 
     @PersistenceContext
     EntityManager em;
 
     @Resource
     SessionContext context;
-
-    public Optional<ProcessedEvent> find(UUID eventId) {
-        return Optional.ofNullable(em.find(ProcessedEvent.class, eventId));
-    }
 
     public List<ForgottenEvent> forgotten(UUID eventId) {
         return em.createQuery(
@@ -69,7 +65,7 @@ public class ProcessedEvents {
         return Optional.of(audit);
     }
 
-    public List<ReleasedEvent> released(UUID eventId) {
+    public List<ReleasedEvent> releases(UUID eventId) {
         return em.createQuery(
                         "SELECT r FROM ReleasedEvent r WHERE r.eventId = :eventId ORDER BY r.id", ReleasedEvent.class)
                 .setParameter("eventId", eventId)
