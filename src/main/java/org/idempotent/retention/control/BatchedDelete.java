@@ -2,6 +2,7 @@ package org.idempotent.retention.control;
 
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.function.LongSupplier;
 
 /**
  * Deletes old rows a batch at a time, each batch its own short transaction (the connection in autocommit), so that no
@@ -31,17 +32,22 @@ public final class BatchedDelete {
     private BatchedDelete() {}
 
     public static Result run(Batch batch, int batchSize, Pacing pacing) throws SQLException {
+        return run(batch, batchSize, pacing, System::nanoTime);
+    }
+
+    /** With the clock that times each batch: System::nanoTime but for tests. */
+    static Result run(Batch batch, int batchSize, Pacing pacing, LongSupplier nanoTime) throws SQLException {
         long deleted = 0;
         int batches = 0;
         while (true) {
-            long started = System.nanoTime();
+            long started = nanoTime.getAsLong();
             int rows = batch.delete();
             batches++;
             deleted += rows;
             if (rows < batchSize) {
                 return new Result(deleted, batches, true);
             }
-            if (!pacing.goOn(Duration.ofNanos(System.nanoTime() - started))) {
+            if (!pacing.goOn(Duration.ofNanos(nanoTime.getAsLong() - started))) {
                 return new Result(deleted, batches, false);
             }
         }
