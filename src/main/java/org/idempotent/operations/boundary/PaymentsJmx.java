@@ -12,9 +12,9 @@ import javax.management.JMException;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import javax.management.StandardMBean;
-import org.idempotent.operations.control.DedupTableGauges;
 import org.idempotent.payment.control.PaymentMetrics;
 import org.idempotent.payment.entity.Outcome;
+import org.idempotent.retention.control.DedupTableGauges;
 
 /** Publishes {@link PaymentsMXBean} in the platform MBean server while the application is deployed. */
 @Startup

@@ -7,8 +7,8 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import org.idempotent.AdminApi;
-import org.idempotent.operations.control.DedupTableGauges;
 import org.idempotent.payment.control.PaymentMetrics;
+import org.idempotent.retention.control.DedupTableGauges;
 
 /** For an administrator: what this instance consumed since it started, and the state of the dedup table. */
 @Path("admin/stats")

@@ -54,6 +54,9 @@ public class Retention {
     RetentionSettings settings;
 
     @Inject
+    DedupTableGauges table;
+
+    @Inject
     MetricRegistry metrics;
 
     private Counter purgedRows;
@@ -127,7 +130,7 @@ public class Retention {
                 cutoff.toInstant(),
                 deleted.deleted(),
                 deleted.batches(),
-                oldestAge(connection),
+                oldestRemaining(),
                 null);
         LOG.log(
                 Level.INFO,
@@ -168,13 +171,9 @@ public class Retention {
         }
     }
 
-    private static Duration oldestAge(Connection connection) throws SQLException {
-        try (PreparedStatement query = connection.prepareStatement(
-                        "SELECT extract(epoch FROM now() - min(processed_at)) FROM processed_events");
-                ResultSet row = query.executeQuery()) {
-            row.next();
-            double seconds = row.getDouble(1);
-            return row.wasNull() ? null : Duration.ofMillis((long) (seconds * 1000));
-        }
+    /** Null if the table is empty or the database did not answer. */
+    private Duration oldestRemaining() {
+        Double seconds = table.measureNow().oldestRowAgeSeconds();
+        return seconds == null ? null : Duration.ofMillis((long) (seconds * 1000));
     }
 }

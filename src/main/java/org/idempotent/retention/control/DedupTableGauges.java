@@ -1,4 +1,4 @@
-package org.idempotent.operations.control;
+package org.idempotent.retention.control;
 
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -21,7 +21,8 @@ import org.idempotent.Resources;
 /**
  * The size of processed_events and the age of its oldest row, as gauges ({@code payments_processed_events_rows},
  * {@code payments_processed_events_oldest_age_seconds}). Measured at most every {@link #FRESHNESS}, however many
- * scrapers ask: both figures are cheap (the statistics views, and min() on the processed_at index), but not free.
+ * scrapers ask: both figures are cheap (the statistics views, and min() on the processed_at index), but not free. The
+ * purge measures the oldest row it left with the same query ({@link #measureNow()}).
  */
 @ApplicationScoped
 public class DedupTableGauges {
@@ -53,6 +54,13 @@ public class DedupTableGauges {
     void registerGauges(@Observes Startup startup) {
         registry.gauge(ROWS, this, table -> figure(table, Measurement::approximateRows));
         registry.gauge(OLDEST_AGE, this, table -> figure(table, Measurement::oldestRowAgeSeconds));
+    }
+
+    /** Measured now, whatever the last measurement's age; the gauges then serve it. */
+    public Measurement measureNow() {
+        Measurement measurement = measure();
+        last = measurement;
+        return measurement;
     }
 
     public Measurement current() {
