@@ -57,8 +57,12 @@ class RetentionLoopTest {
 
     @Test
     void stopsWhenTheBudgetIsSpentAndSaysSo() throws SQLException {
+        AtomicLong batches = new AtomicLong();
         BatchedDelete.Result result = BatchedDelete.run(
                 () -> {
+                    assertThat(batches.incrementAndGet())
+                            .as("batches, a backlog without end")
+                            .isLessThan(100);
                     clock.addAndGet(Duration.ofSeconds(4).toNanos());
                     return BATCH;
                 },
