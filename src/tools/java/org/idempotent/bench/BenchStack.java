@@ -21,7 +21,6 @@ import org.idempotent.stack.BrokerProcess;
 import org.idempotent.stack.Commands;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.FreePort;
-import org.idempotent.stack.PayaraMicroProcess;
 import org.idempotent.stack.PostgresCluster;
 import org.idempotent.stack.Settings;
 
@@ -178,28 +177,37 @@ final class BenchStack implements AutoCloseable {
         return announcements.reset();
     }
 
-    /** CPU milliseconds so far of Payara, the broker, PostgreSQL, and Payara's JIT compiler and GC threads. */
-    double[] cpu(PayaraMicroProcess micro) {
+    /**
+     * CPU milliseconds so far of the consumer's JVM (Payara, or the bare consumer), the broker, PostgreSQL, and the
+     * consumer's JIT compiler and GC threads.
+     */
+    double[] cpu(long consumer) {
         return new double[] {
-            CpuTime.ofProcess(micro.pid()),
+            CpuTime.ofProcess(consumer),
             CpuTime.ofProcess(broker.pid()),
             CpuTime.ofPostgres(postgres.postmasterPid()),
-            CpuTime.ofJitCompilers(micro.pid()),
-            CpuTime.ofGarbageCollector(micro.pid())
+            CpuTime.ofJitCompilers(consumer),
+            CpuTime.ofGarbageCollector(consumer)
         };
     }
 
-    /** Where the machine's CPU went during a measured window, per message. */
-    static void printCpu(double[] from, double[] to, long messages) {
+    /**
+     * Where the machine's CPU went during a measured window, per message; returns the three processes' sum.
+     *
+     * @param consumer what the consumer's JVM is: Payara, or the bare consumer
+     */
+    static double printCpu(String consumer, double[] from, double[] to, long messages) {
         System.out.printf(
                 java.util.Locale.ROOT,
-                "    CPU per message: Payara %.2f ms (JIT compiler threads %.2f, GC threads %.2f),"
+                "    CPU per message: %s %.2f ms (JIT compiler threads %.2f, GC threads %.2f),"
                         + " broker %.2f ms, PostgreSQL %.2f ms%n",
+                consumer,
                 (to[0] - from[0]) / messages,
                 (to[3] - from[3]) / messages,
                 (to[4] - from[4]) / messages,
                 (to[1] - from[1]) / messages,
                 (to[2] - from[2]) / messages);
+        return (to[0] - from[0] + to[1] - from[1] + to[2] - from[2]) / messages;
     }
 
     @Override

@@ -114,11 +114,26 @@ final class ContainerRuns {
     }
 
     /**
-     * Times the queue from the first acknowledgement to the last, by the broker's own count, and checks the result;
-     * also from {@code jvmStart} (System.nanoTime() before Payara's JVM was started) to the last, unless it is 0. With
-     * {@code announces} (the product's WAR), the pass also waits for the relay to have published everything, and
-     * checks that each applied event was announced once.
+     * The bare consumer ({@link BareConsumer}) timed and checked as a Payara instance is: a fresh JVM on a fresh schema
+     * with the set preloaded, a cold pass, then a warm one; every pass until its relay has published everything.
      */
+    List<Result> runBare(String variant, int sessions, MessageSet messages) throws Exception {
+        stack.freshSchema();
+        stack.preload(messages);
+        stack.announcements().reset();
+        Settings instance = stack.settings.with("CONSUMER_MAX_SESSIONS", String.valueOf(sessions));
+        long jvmStart = System.nanoTime();
+        try (BareConsumer.Child bare = new BareConsumer.Child(instance)) {
+            Instant coldStart = Instant.now();
+            Result cold =
+                    drain(variant + Result.COLD, sessions, messages, bare.pid(), bare.log(), true, false, jvmStart);
+            stack.again(messages, coldStart);
+            Result warm = drain(variant, sessions, messages, bare.pid(), bare.log(), true, false, 0);
+            return List.of(cold, warm);
+        }
+    }
+
+    /** A pass of a Payara instance: {@link #drain(String, int, MessageSet, long, Path, boolean, boolean, long)}. */
     Result drain(
             String variant,
             int sessions,
@@ -128,11 +143,31 @@ final class ContainerRuns {
             boolean profiled,
             long jvmStart)
             throws Exception {
+        return drain(variant, sessions, messages, micro.pid(), micro.log(), announces, profiled, jvmStart);
+    }
+
+    /**
+     * Times the queue from the first acknowledgement to the last, by the broker's own count, and checks the result;
+     * also from {@code jvmStart} (System.nanoTime() before Payara's JVM was started) to the last, unless it is 0. With
+     * {@code announces} (the product's WAR), the pass also waits for the relay to have published everything, and
+     * checks that each applied event was announced once.
+     */
+    Result drain(
+            String variant,
+            int sessions,
+            MessageSet messages,
+            long consumer,
+            Path log,
+            boolean announces,
+            boolean profiled,
+            long jvmStart)
+            throws Exception {
         long total = messages.items().size();
         long first = 0;
         long counted = total;
         long last;
         double[] cpuAtFirst = null;
+        double cpuMillis;
         long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
         while (true) {
             long waiting = stack.broker().messageCount(stack.queue());
@@ -141,22 +176,25 @@ final class ContainerRuns {
                 first = now;
                 // The clock starts here: only the messages still waiting now are counted against it.
                 counted = waiting;
-                cpuAtFirst = stack.cpu(micro);
+                cpuAtFirst = stack.cpu(consumer);
                 if (profiled) {
                     profiledFrom = Instant.now();
                 }
             }
             if (waiting == 0 && (!announces || stack.unsentAnnouncements() == 0)) {
                 last = now;
-                BenchStack.printCpu(cpuAtFirst, stack.cpu(micro), counted);
+                cpuMillis = BenchStack.printCpu(
+                        variant.startsWith(ThroughputBenchmark.BARE) ? "bare JVM" : "Payara",
+                        cpuAtFirst,
+                        stack.cpu(consumer),
+                        counted);
                 if (profiled) {
                     profiledTo = Instant.now();
                 }
                 break;
             }
             if (now > deadline) {
-                throw new IllegalStateException(
-                        variant + ": " + waiting + " messages still waiting; see " + micro.log());
+                throw new IllegalStateException(variant + ": " + waiting + " messages still waiting; see " + log);
             }
             Thread.sleep(20);
         }
@@ -166,7 +204,8 @@ final class ContainerRuns {
                 (int) counted,
                 (last - first) / 1e9,
                 check(variant, messages, announces),
-                jvmStart == 0 ? 0 : (last - jvmStart) / 1e9));
+                jvmStart == 0 ? 0 : (last - jvmStart) / 1e9,
+                cpuMillis));
     }
 
     /** Every pass checks what it can: exact balances, and with the outbox one announcement per applied event. */

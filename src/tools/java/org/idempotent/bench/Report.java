@@ -133,6 +133,10 @@ final class Report {
                     Locale.ROOT, "  %-44s %7.1f s%n", variant + ", JVM start to last ack", cold.fromJvmStart());
         }
         for (String variant : compared) {
+            if (variant.equals(ThroughputBenchmark.BARE)) {
+                printAgainstBare();
+                continue;
+            }
             Result warm = best(variant);
             String label = variant.substring(ThroughputBenchmark.COMPARED.length());
             target(label + " / default, warm", warm.rate() / rateAt("product", warm.concurrency()), ">=", 1);
@@ -173,7 +177,11 @@ final class Report {
     }
 
     private static void target(String name, double value, String relation, double bound) {
-        boolean met = relation.equals("<") ? value < bound : value >= bound;
+        boolean met = switch (relation) {
+            case "<" -> value < bound;
+            case "<=" -> value <= bound;
+            default -> value >= bound;
+        };
         System.out.printf(
                 Locale.ROOT,
                 "  %-44s %7.2f   target %s %.2f  %s%n",
@@ -182,6 +190,48 @@ final class Report {
                 relation,
                 bound,
                 met ? "met" : "MISSED");
+    }
+
+    /**
+     * The product against the floor of its design on this machine, at the product's best concurrency: CPU per message
+     * (the whole machine's, medians) and throughput, warm and cold.
+     */
+    private void printAgainstBare() {
+        String bare = ThroughputBenchmark.BARE;
+        int n = best("product").concurrency();
+        target("product / bare, CPU per message, warm", cpuAt("product", n) / cpuAt(bare, n), "<=", 1.3);
+        target("product / bare, msg/s, warm", rateAt("product", n) / rateAt(bare, n), ">=", 0.8);
+        target(
+                "product / bare, CPU per message, cold",
+                cpuAt("product" + Result.COLD, n) / cpuAt(bare + Result.COLD, n),
+                "<=",
+                2);
+        System.out.printf(
+                Locale.ROOT,
+                "  %-44s %7.2f / %.2f ms warm, %.2f / %.2f ms cold; %.0f / %.0f msg/s warm%n",
+                "CPU per message, product / bare",
+                cpuAt("product", n),
+                cpuAt(bare, n),
+                cpuAt("product" + Result.COLD, n),
+                cpuAt(bare + Result.COLD, n),
+                rateAt("product", n),
+                rateAt(bare, n));
+        System.out.printf(
+                Locale.ROOT,
+                "  %-44s %7.1f s (product %.1f s)%n",
+                "bare, JVM start to last ack",
+                resultAt(bare + Result.COLD, n).fromJvmStart(),
+                resultAt("product" + Result.COLD, n).fromJvmStart());
+    }
+
+    /** The median of the variant's CPU per message over its passes at this concurrency. */
+    private double cpuAt(String variant, int concurrency) {
+        List<Double> cpu = results.stream()
+                .filter(r -> r.variant().equals(variant) && r.concurrency() == concurrency)
+                .map(Result::cpuMillis)
+                .sorted()
+                .toList();
+        return cpu.get(cpu.size() / 2);
     }
 
     /** The ratios over the variants named with {@code suffix}, each at its best concurrency. */

@@ -54,13 +54,15 @@ public final class ThroughputBenchmark {
      * java binary, war:PATH deploys that WAR (the product as it was before a change, say).
      */
     static final String COMPARED = "compared: ";
+    /** The product's work without the application server (BareConsumer), printed as a compared variant. */
+    static final String BARE = COMPARED + "bare consumer";
 
     private static final Path OUT = Path.of("target", "bench");
     /** Flyway logs every migration at INFO, once per run here; kept referenced so the level sticks. */
     private static final java.util.logging.Logger FLYWAY = java.util.logging.Logger.getLogger("org.flywaydb");
 
     private static final String USAGE = "--messages N --duplicates F --accounts N --seed N --concurrency 1,2,4,8,16"
-            + " --big-rows N --skip-big --only db,container,dedup-off,outbox-off,latency,fresh-broker,big"
+            + " --big-rows N --skip-big --only db,container,bare,dedup-off,outbox-off,latency,fresh-broker,big"
             + " --heaps 256m,512m --compare \"label=-XX:... java:/path/bin/java war:/path.war|label=...\" --jfr N"
             + " --payara-jvm \"-XX:... -XX:...\" --paced-warmup PASSES --latency-of label,label (compared variants)"
             + " --repeat ROUNDS (of the product, dedup off, outbox off and the compared variants; medians)";
@@ -203,6 +205,9 @@ public final class ThroughputBenchmark {
                 Variant v = variant.getValue();
                 report.addAll(runs.run(variant.getKey(), sessions, v.war(), messages, 0, v.jvm(), false));
             }
+            if (runs("bare")) {
+                report.addAll(runs.runBare(BARE, sessions, messages));
+            }
         }
     }
 
@@ -223,6 +228,9 @@ public final class ThroughputBenchmark {
             variants.put(
                     OUTBOX_OFF,
                     new Variant(ContainerRuns.benchWar(dir, OutboxOff.class, "PaymentProcessor", "apply"), List.of()));
+        }
+        if (runs("bare")) {
+            report.compared(BARE);
         }
         String compare = options.get("compare", "");
         for (String variant : compare.isBlank() ? new String[0] : compare.split("\\|")) {

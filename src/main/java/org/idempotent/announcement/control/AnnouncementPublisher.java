@@ -154,6 +154,11 @@ public class AnnouncementPublisher {
 
     private static void send(Session session, MessageProducer producer, AnnouncementMessage announcement)
             throws JMSException {
+        producer.send(message(session, announcement));
+    }
+
+    /** The announcement as published: its JSON body, grouped by account, with its duplicate-detection ID. */
+    public static TextMessage message(Session session, AnnouncementMessage announcement) throws JMSException {
         TextMessage message = session.createTextMessage(announcement.json());
         message.setStringProperty("JMSXGroupID", announcement.accountId());
         message.setStringProperty("_AMQ_DUPL_ID", announcement.duplicateId());
@@ -161,6 +166,6 @@ public class AnnouncementPublisher {
                 AnnouncementMessage.EVENT_ID, announcement.eventId().toString());
         message.setStringProperty(AnnouncementMessage.ACCOUNT_ID, announcement.accountId());
         message.setLongProperty(AnnouncementMessage.SEQUENCE, announcement.sequence());
-        producer.send(message);
+        return message;
     }
 }

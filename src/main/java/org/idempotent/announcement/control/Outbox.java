@@ -72,7 +72,7 @@ public class Outbox {
     DataSource dataSource;
 
     /** Up to {@code limit} unsent rows in id order, each counted as one more send attempt. */
-    List<AnnouncementMessage> claim(Connection db, int limit) throws SQLException {
+    public static List<AnnouncementMessage> claim(Connection db, int limit) throws SQLException {
         List<AnnouncementMessage> batch = new ArrayList<>();
         try (PreparedStatement claim = db.prepareStatement(CLAIM)) {
             claim.setInt(1, limit);
@@ -96,7 +96,7 @@ public class Outbox {
         return batch;
     }
 
-    void markSent(Connection db, List<AnnouncementMessage> batch) throws SQLException {
+    public static void markSent(Connection db, List<AnnouncementMessage> batch) throws SQLException {
         try (PreparedStatement mark = db.prepareStatement(MARK_SENT)) {
             Long[] ids = batch.stream().map(AnnouncementMessage::rowId).toArray(Long[]::new);
             mark.setArray(1, db.createArrayOf("bigint", ids));

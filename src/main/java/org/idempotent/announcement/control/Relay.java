@@ -41,10 +41,10 @@ import org.idempotent.schema.boundary.SchemaMigration;
 public class Relay {
 
     /** Advisory lock key ("announce" in ASCII), the same on every instance. */
-    static final long RELAY_LOCK = 0x616e6e6f756e6365L;
+    public static final long RELAY_LOCK = 0x616e6e6f756e6365L;
 
     /** Rows per broker transaction. */
-    static final int BATCH_SIZE = 200;
+    public static final int BATCH_SIZE = 200;
 
     private static final Duration BACKLOG_FRESHNESS = Duration.ofSeconds(5);
     private static final Logger LOG = Logger.getLogger(Relay.class.getName());
@@ -133,10 +133,10 @@ public class Relay {
         try (AnnouncementPublisher.Publication publication = publisher.open()) {
             List<AnnouncementMessage> batch;
             do {
-                batch = outbox.claim(db, BATCH_SIZE);
+                batch = Outbox.claim(db, BATCH_SIZE);
                 if (!batch.isEmpty()) {
                     publication.publish(batch);
-                    outbox.markSent(db, batch);
+                    Outbox.markSent(db, batch);
                 }
             } while (batch.size() == BATCH_SIZE);
             return true;
