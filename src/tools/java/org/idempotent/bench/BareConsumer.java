@@ -24,7 +24,6 @@ import org.idempotent.announcement.control.Outbox;
 import org.idempotent.announcement.control.Relay;
 import org.idempotent.announcement.entity.AnnouncementMessage;
 import org.idempotent.payment.control.PaymentMessageParser;
-import org.idempotent.payment.control.PaymentProcessor;
 import org.idempotent.payment.entity.PaymentEvent;
 import org.idempotent.retention.control.AdvisoryLock;
 import org.idempotent.stack.ChildProcess;
@@ -42,12 +41,7 @@ import org.idempotent.stack.Settings;
  */
 public final class BareConsumer {
 
-    private static final String INSERT = "INSERT INTO processed_events (event_id, fingerprint) VALUES (?, ?)";
     private static final String ORIGINAL = "SELECT fingerprint, processed_at FROM processed_events WHERE event_id = ?";
-    private static final String UPSERT = PaymentProcessor.GUARDED_UPSERT
-            .replace("?1", "?")
-            .replace("?2", "?")
-            .replace("?3", "?");
     private static final Logger LOG = Logger.getLogger(BareConsumer.class.getName());
 
     private final Settings settings;
@@ -98,9 +92,9 @@ public final class BareConsumer {
                 Session session = broker.createSession(Session.CLIENT_ACKNOWLEDGE);
                 MessageConsumer consumer = session.createConsumer(session.createQueue(settings.get("PAYMENTS_QUEUE")));
                 java.sql.Connection db = Database.connectAsApplication(settings);
-                PreparedStatement insert = db.prepareStatement(INSERT);
+                PreparedStatement insert = db.prepareStatement(DbCeiling.INSERT);
                 PreparedStatement original = db.prepareStatement(ORIGINAL);
-                PreparedStatement upsert = db.prepareStatement(UPSERT)) {
+                PreparedStatement upsert = db.prepareStatement(DbCeiling.UPSERT)) {
             db.setAutoCommit(false);
             broker.start();
             while (true) {

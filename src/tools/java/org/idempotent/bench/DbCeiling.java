@@ -24,7 +24,13 @@ final class DbCeiling {
 
     static final String VARIANT = "DB ceiling (JDBC)";
 
-    private static final String INSERT = "INSERT INTO processed_events (event_id, fingerprint) VALUES (?, ?)";
+    /** The product's dedup insert (JPA writes it from ProcessedEvent) and its guarded upsert, in JDBC's form. */
+    static final String INSERT = "INSERT INTO processed_events (event_id, fingerprint) VALUES (?, ?)";
+
+    static final String UPSERT = PaymentProcessor.GUARDED_UPSERT
+            .replace("?1", "?")
+            .replace("?2", "?")
+            .replace("?3", "?");
 
     private DbCeiling() {}
 
@@ -65,10 +71,7 @@ final class DbCeiling {
     private static void apply(BenchStack stack, List<MessageSet.Event> all, AtomicInteger next) throws SQLException {
         try (Connection db = Database.connect(stack.settings);
                 PreparedStatement insert = db.prepareStatement(INSERT);
-                PreparedStatement upsert = db.prepareStatement(PaymentProcessor.GUARDED_UPSERT
-                        .replace("?1", "?")
-                        .replace("?2", "?")
-                        .replace("?3", "?"))) {
+                PreparedStatement upsert = db.prepareStatement(UPSERT)) {
             db.setAutoCommit(false);
             for (int i = next.getAndIncrement(); i < all.size(); i = next.getAndIncrement()) {
                 MessageSet.Event e = all.get(i);

@@ -7,8 +7,8 @@ import org.eclipse.microprofile.config.Config;
 import org.idempotent.retention.entity.RetentionPolicy;
 
 /**
- * The one reader of the retention settings: the dedup window ({@code RETENTION_DAYS}) the purge, the dedup horizon and
- * the gauges go by, the purge's pacing and schedule, and the outbox's window. Read on every call, so that a changed
+ * The one reader of the retention settings: the dedup window ({@code RETENTION_DAYS}) the purge and the dedup horizon
+ * go by, the purge's pacing and schedule, and the outbox's window. Read on every call, so that a changed
  * setting counts at the next purge or delivery without a redeploy.
  */
 @ApplicationScoped
