@@ -43,6 +43,8 @@ final class BenchStack implements AutoCloseable {
 
     private BrokerProcess broker;
     private AnnouncementClock announcements;
+    /** Whether each pass prints the statements it ran ({@link StatementCounts}, --statements). */
+    private boolean countsStatements;
 
     private BenchStack(Settings settings, PostgresCluster postgres, Path brokerGcLog) throws Exception {
         this.settings = settings;
@@ -53,6 +55,15 @@ final class BenchStack implements AutoCloseable {
 
     static BenchStack start(Settings settings, PostgresCluster postgres, Path brokerGcLog) throws Exception {
         return new BenchStack(settings, postgres, brokerGcLog);
+    }
+
+    void countStatements() {
+        countsStatements = true;
+    }
+
+    /** The statements so far, if this run counts them; null otherwise. */
+    StatementCounts.Snapshot statements() throws SQLException {
+        return countsStatements ? StatementCounts.take(settings) : null;
     }
 
     BrokerProcess broker() {
@@ -83,12 +94,26 @@ final class BenchStack implements AutoCloseable {
     }
 
     void freshSchema() throws SQLException {
+        freshSchema(null);
+    }
+
+    /**
+     * A new database migrated up to {@code version} (null: all of today's migrations), for a WAR of an older commit
+     * whose Flyway would refuse a schema newer than its own migrations.
+     */
+    void freshSchema(String version) throws SQLException {
         Database.recreate(settings);
         FluentConfiguration flyway = Flyway.configure(BenchStack.class.getClassLoader())
                 .dataSource(settings.jdbcUrl(), settings.get("DB_OWNER_USER"), settings.get("DB_OWNER_PASSWORD"))
                 .locations("classpath:db/migration");
+        if (version != null) {
+            flyway.target(version);
+        }
         flyway.getConfigurationExtension(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
         flyway.load().migrate();
+        if (countsStatements) {
+            StatementCounts.install(settings);
+        }
     }
 
     /** Dedup records of a long busy past: random (v4) IDs spread over the last 10 days. */
@@ -130,7 +155,10 @@ final class BenchStack implements AutoCloseable {
                 Statement sql = db.createStatement();
                 PreparedStatement delete =
                         db.prepareStatement("DELETE FROM processed_events WHERE processed_at >= ?")) {
-            sql.execute("TRUNCATE accounts, payment_announcements");
+            // An older WAR's schema may have no outbox.
+            sql.execute("TRUNCATE accounts");
+            sql.execute("DO $$ BEGIN IF to_regclass('payment_announcements') IS NOT NULL THEN"
+                    + " TRUNCATE payment_announcements; END IF; END $$");
             delete.setObject(1, since.atOffset(ZoneOffset.UTC));
             delete.executeUpdate();
         }

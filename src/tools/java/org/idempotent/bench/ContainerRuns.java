@@ -6,8 +6,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.zip.ZipFile;
 import org.idempotent.loadgen.MessageSet;
 import org.idempotent.payment.control.PaymentProcessor;
@@ -31,10 +36,17 @@ final class ContainerRuns {
     /** How the benchmark's own copies of the WAR (with an interceptor) are named. */
     private static final String BENCH_COPY = "bench-";
 
+    private static final Pattern MIGRATION = Pattern.compile("WEB-INF/classes/db/migration/V(\\d+)__.*\\.sql");
+
     private static final String OUTBOX_MIGRATION = "WEB-INF/classes/db/migration/V6__payment_announcements.sql";
 
-    /** Payara's JVM options for a run: a different java binary as {@code java:PATH}, the rest as they are. */
-    record Jvm(Path java, List<String> options) {
+    /**
+     * Payara's JVM options for a run: a different java binary as {@code java:PATH}, {@code cds} for the run's
+     * class-data-sharing archive of Payara Micro (written by the unmeasured start), the rest as they are.
+     */
+    record Jvm(Path java, boolean sharing, List<String> options) {
+
+        static final String SHARING = "cds";
 
         static Jvm of(List<String> tokens) {
             Path java = tokens.stream()
@@ -44,15 +56,23 @@ final class ContainerRuns {
                     .orElse(null);
             return new Jvm(
                     java,
+                    tokens.contains(SHARING),
                     tokens.stream()
-                            .filter(option -> !option.startsWith("java:"))
+                            .filter(option -> !option.startsWith("java:") && !option.equals(SHARING))
                             .toList());
         }
 
         Jvm plus(List<String> more) {
+            Jvm added = of(more);
             List<String> all = new ArrayList<>(options);
-            all.addAll(more);
-            return new Jvm(java, all);
+            all.addAll(added.options());
+            return new Jvm(added.java() == null ? java : added.java(), sharing || added.sharing(), all);
+        }
+
+        PayaraMicroProcess start(String name, Settings settings, Path war) {
+            return java == null
+                    ? PayaraMicroProcess.start(name, settings, war, false, options, sharing)
+                    : PayaraMicroProcess.start(name, settings, war, false, java, options);
         }
     }
 
@@ -86,7 +106,7 @@ final class ContainerRuns {
             List<String> jvm,
             boolean profiled)
             throws Exception {
-        stack.freshSchema();
+        stack.freshSchema(lastMigration(war));
         if (pastRows > 0) {
             stack.prefill(pastRows);
         }
@@ -99,12 +119,18 @@ final class ContainerRuns {
         }
         Settings instance = stack.settings.with("CONSUMER_MAX_SESSIONS", String.valueOf(sessions));
         long jvmStart = System.nanoTime();
-        try (PayaraMicroProcess micro = PayaraMicroProcess.start(
-                        "bench-" + sessions, instance, war, false, options.java(), options.options());
+        try (PayaraMicroProcess micro = options.start("bench-" + sessions, instance, war);
                 HeapSampler heap = new HeapSampler(micro)) {
             Instant coldStart = Instant.now();
+            // Asked every 100 ms from beside the pass: one HTTP request each, next to 20,000 messages.
+            CompletableFuture<Double> ready = CompletableFuture.supplyAsync(() -> {
+                micro.awaitReady(PayaraMicroProcess.READY_TIMEOUT, Duration.ofMillis(100));
+                return (System.nanoTime() - jvmStart) / 1e9;
+            });
             boolean announces = announces(war);
-            Result cold = drain(variant + Result.COLD, sessions, messages, micro, announces, false, jvmStart);
+            Result cold = drain(variant + Result.COLD, sessions, messages, micro, announces, false, jvmStart)
+                    .ready(ready.get(PayaraMicroProcess.READY_TIMEOUT.toSeconds(), TimeUnit.SECONDS));
+            System.out.printf(Locale.ROOT, "    JVM start to readiness %.1f s%n", cold.toReady());
             printMemory(micro, heap);
             stack.again(messages, coldStart);
             Result warm = drain(variant, sessions, messages, micro, announces, profiled, 0);
@@ -167,6 +193,7 @@ final class ContainerRuns {
         long counted = total;
         long last;
         double[] cpuAtFirst = null;
+        StatementCounts.Snapshot statementsAtFirst = null;
         double cpuMillis;
         long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
         while (true) {
@@ -177,6 +204,7 @@ final class ContainerRuns {
                 // The clock starts here: only the messages still waiting now are counted against it.
                 counted = waiting;
                 cpuAtFirst = stack.cpu(consumer);
+                statementsAtFirst = stack.statements();
                 if (profiled) {
                     profiledFrom = Instant.now();
                 }
@@ -188,6 +216,9 @@ final class ContainerRuns {
                         cpuAtFirst,
                         stack.cpu(consumer),
                         counted);
+                if (statementsAtFirst != null) {
+                    StatementCounts.print(stack.settings, statementsAtFirst, counted);
+                }
                 if (profiled) {
                     profiledTo = Instant.now();
                 }
@@ -205,7 +236,8 @@ final class ContainerRuns {
                 (last - first) / 1e9,
                 check(variant, messages, announces),
                 jvmStart == 0 ? 0 : (last - jvmStart) / 1e9,
-                cpuMillis));
+                cpuMillis,
+                0));
     }
 
     /** Every pass checks what it can: exact balances, and with the outbox one announcement per applied event. */
@@ -253,6 +285,21 @@ final class ContainerRuns {
      * outbox (--compare war:, the product before a change), so that the two are timed alike. Not the benchmark's own
      * copies: outbox off announces nothing.
      */
+    /** The version of the last migration in a WAR other than today's (an older commit's), else null: all of them. */
+    static String lastMigration(Path war) throws IOException {
+        if (war.equals(Build.WAR) || war.getFileName().toString().startsWith(BENCH_COPY)) {
+            return null;
+        }
+        try (ZipFile zip = new ZipFile(war.toFile())) {
+            return zip.stream()
+                    .map(entry -> MIGRATION.matcher(entry.getName()))
+                    .filter(Matcher::matches)
+                    .map(name -> name.group(1))
+                    .max(Comparator.comparingInt(Integer::parseInt))
+                    .orElseThrow(() -> new IllegalArgumentException(war + " holds no migration"));
+        }
+    }
+
     static boolean announces(Path war) throws IOException {
         if (war.equals(Build.WAR)) {
             return true;

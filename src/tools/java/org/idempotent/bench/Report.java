@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.ToDoubleFunction;
 
 /**
  * The results of one run, side by side: a line per pass as it ends, then the table, the issue's ratios for the warm
@@ -26,6 +27,8 @@ final class Report {
     private double peakHeapMib;
     private double peakRssMib;
     private String jvmOptions = "defaults";
+    /** The compared variant issue 28's CPU targets are measured against (--baseline), or null. */
+    private String baseline;
 
     void add(Result result) {
         results.add(result);
@@ -33,6 +36,10 @@ final class Report {
 
     void addAll(List<Result> passes) {
         results.addAll(passes);
+    }
+
+    void baseline(String variant) {
+        baseline = variant;
     }
 
     void compared(String label) {
@@ -131,6 +138,11 @@ final class Report {
             target(variant + ", cold msg/s, N=" + warm.concurrency(), cold.rate(), ">=", 1500);
             System.out.printf(
                     Locale.ROOT, "  %-44s %7.1f s%n", variant + ", JVM start to last ack", cold.fromJvmStart());
+            target(
+                    variant + ", JVM start to readiness, s",
+                    medianAt(variant + Result.COLD, warm.concurrency(), Result::toReady),
+                    "<=",
+                    10);
         }
         for (String variant : compared) {
             if (variant.equals(ThroughputBenchmark.BARE)) {
@@ -152,6 +164,7 @@ final class Report {
                     label + ", JVM start to last ack",
                     resultAt(variant + Result.COLD, warm.concurrency()).fromJvmStart(),
                     resultAt("product" + Result.COLD, warm.concurrency()).fromJvmStart());
+            printAgainst(variant, warm.concurrency());
         }
         if (!latencies.isEmpty()) {
             System.out.printf("%nLatency, send to commit at half the warm rate%n");
@@ -224,14 +237,46 @@ final class Report {
                 resultAt("product" + Result.COLD, n).fromJvmStart());
     }
 
+    /**
+     * The product's CPU per message and start against a compared variant's, medians; against the --baseline (the WAR
+     * issue 28 measured) with that issue's targets: at most 0.7 of its CPU per message warm, 0.6 cold, and sooner to
+     * the last acknowledgement.
+     */
+    private void printAgainst(String variant, int n) {
+        String label = variant.substring(ThroughputBenchmark.COMPARED.length());
+        double warm = cpuAt("product", n) / cpuAt(variant, n);
+        double cold = cpuAt("product" + Result.COLD, n) / cpuAt(variant + Result.COLD, n);
+        double toLast = medianAt("product" + Result.COLD, n, Result::fromJvmStart);
+        double itsToLast = medianAt(variant + Result.COLD, n, Result::fromJvmStart);
+        if (variant.equals(baseline)) {
+            target("product / " + label + ", CPU per message, warm", warm, "<=", 0.7);
+            target("product / " + label + ", CPU per message, cold", cold, "<=", 0.6);
+            target("product, JVM start to last ack, s (" + label + ")", toLast, "<", itsToLast);
+        } else {
+            System.out.printf(
+                    Locale.ROOT, "  %-44s %7.2f warm, %.2f cold%n", "product / " + label + ", CPU per msg", warm, cold);
+        }
+        System.out.printf(
+                Locale.ROOT,
+                "  %-44s %7.1f s (product %.1f s)%n",
+                label + ", JVM start to readiness",
+                medianAt(variant + Result.COLD, n, Result::toReady),
+                medianAt("product" + Result.COLD, n, Result::toReady));
+    }
+
     /** The median of the variant's CPU per message over its passes at this concurrency. */
     private double cpuAt(String variant, int concurrency) {
-        List<Double> cpu = results.stream()
+        return medianAt(variant, concurrency, Result::cpuMillis);
+    }
+
+    /** The median of one figure of the variant's passes at this concurrency. */
+    private double medianAt(String variant, int concurrency, ToDoubleFunction<Result> figure) {
+        double[] values = results.stream()
                 .filter(r -> r.variant().equals(variant) && r.concurrency() == concurrency)
-                .map(Result::cpuMillis)
+                .mapToDouble(figure)
                 .sorted()
-                .toList();
-        return cpu.get(cpu.size() / 2);
+                .toArray();
+        return values[values.length / 2];
     }
 
     /** The issue's ratios over the variants named with {@code suffix}, each at its best concurrency. */

@@ -3,7 +3,8 @@ package org.idempotent.bench;
 /**
  * One measured pass; {@code fromJvmStart}: seconds from the start of the consumer's JVM to the last acknowledgement,
  * for a pass that began with the JVM (0 otherwise); {@code cpuMillis}: the whole machine's CPU per message in the
- * pass (the consumer's JVM, the broker and PostgreSQL; 0 if not measured).
+ * pass (the consumer's JVM, the broker and PostgreSQL; 0 if not measured); {@code toReady}: seconds from the start of
+ * Payara's JVM to its first UP on /health/ready with the application's check in it, for a cold pass (0 otherwise).
  */
 record Result(
         String variant,
@@ -12,10 +13,15 @@ record Result(
         double seconds,
         String check,
         double fromJvmStart,
-        double cpuMillis) {
+        double cpuMillis,
+        double toReady) {
 
     /** Suffix of the variant names of the first pass of each container run. */
     static final String COLD = ", cold start";
+
+    Result ready(double seconds) {
+        return new Result(variant, concurrency, messages, this.seconds, check, fromJvmStart, cpuMillis, seconds);
+    }
 
     double rate() {
         return messages / seconds;

@@ -63,9 +63,11 @@ public final class ThroughputBenchmark {
 
     private static final String USAGE = "--messages N --duplicates F --accounts N --seed N --concurrency 1,2,4,8,16"
             + " --big-rows N --skip-big --only db,container,bare,dedup-off,outbox-off,latency,fresh-broker,big"
-            + " --heaps 256m,512m --compare \"label=-XX:... java:/path/bin/java war:/path.war|label=...\" --jfr N"
+            + " --heaps 256m,512m --compare \"label=-XX:... java:/path/bin/java war:/path.war cds|label=...\" --jfr N"
             + " --payara-jvm \"-XX:... -XX:...\" --paced-warmup PASSES --latency-of label,label (compared variants)"
-            + " --repeat ROUNDS (of the product, dedup off, outbox off and the compared variants; medians)";
+            + " --repeat ROUNDS (of the product, dedup off, outbox off and the compared variants; medians)"
+            + " --baseline label (the compared variant issue 28's CPU targets are against)"
+            + " --statements (each pass prints the statements it ran per message; not for CPU figures)";
 
     private static final Set<String> OPTIONS = Set.of(
             "messages",
@@ -82,7 +84,9 @@ public final class ThroughputBenchmark {
             "payara-jvm",
             "paced-warmup",
             "latency-of",
-            "repeat");
+            "repeat",
+            "baseline",
+            "statements");
 
     private final BenchStack stack;
     private final Options options;
@@ -114,9 +118,16 @@ public final class ThroughputBenchmark {
         Files.deleteIfExists(OUT.resolve("product.jfr"));
         // A cluster of its own: commit timestamps on (the latency pass reads them), the machine's cluster untouched,
         // and PostgreSQL's CPU that of this cluster's processes alone.
-        try (PostgresCluster postgres = PostgresCluster.create(
-                        OUT.resolve("postgres").toAbsolutePath(), List.of("track_commit_timestamp = on"));
+        List<String> cluster = new ArrayList<>(List.of("track_commit_timestamp = on"));
+        if (options.has("statements")) {
+            cluster.add(StatementCounts.PRELOAD);
+        }
+        try (PostgresCluster postgres =
+                        PostgresCluster.create(OUT.resolve("postgres").toAbsolutePath(), cluster);
                 BenchStack stack = BenchStack.start(postgres.serve(settings), postgres, OUT.resolve("broker-gc.log"))) {
+            if (options.has("statements")) {
+                stack.countStatements();
+            }
             new ThroughputBenchmark(stack, options).run();
         }
     }
@@ -249,6 +260,13 @@ public final class ThroughputBenchmark {
             variants.put(COMPARED + label, new Variant(war, tokens));
             report.compared(COMPARED + label);
         }
+        if (options.has("baseline")) {
+            String label = options.get("baseline", "");
+            if (!variants.containsKey(COMPARED + label)) {
+                throw new IllegalArgumentException("--baseline " + label + ": no such --compare label");
+            }
+            report.baseline(COMPARED + label);
+        }
         return variants;
     }
 
@@ -319,8 +337,9 @@ public final class ThroughputBenchmark {
         long start = System.nanoTime();
         stack.freshSchema();
         stack.preload(messages);
+        // It also writes the class-data-sharing archive as it stops, for the variants that map it (--compare cds).
         try (PayaraMicroProcess micro =
-                PayaraMicroProcess.start("bench-file-cache", stack.settings, Build.WAR, false)) {
+                PayaraMicroProcess.start("bench-file-cache", stack.settings, Build.WAR, false, List.of(), true)) {
             micro.awaitReady(Duration.ofMinutes(3));
             long deadline = System.nanoTime() + Duration.ofMinutes(10).toNanos();
             while (stack.broker().messageCount(stack.queue()) > 0 || stack.unsentAnnouncements() > 0) {

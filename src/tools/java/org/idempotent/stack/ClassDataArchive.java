@@ -36,7 +36,12 @@ record ClassDataArchive(List<String> options, Path writing) {
 
     /** For the next Payara Micro on this JVM's {@code java}: map the archive, write it, or neither. */
     static ClassDataArchive next() {
-        if (!Boolean.getBoolean(ENABLED)) {
+        return next(Boolean.getBoolean(ENABLED));
+    }
+
+    /** {@link #next()}, asked for or not by the caller rather than by the run's system property. */
+    static ClassDataArchive next(boolean wanted) {
+        if (!wanted) {
             return none();
         }
         Path archive = archive();

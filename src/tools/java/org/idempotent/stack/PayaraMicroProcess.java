@@ -53,20 +53,30 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
     /** The same, also running {@code extraCommands} (asadmin) after the product's own post-boot commands. */
     public static PayaraMicroProcess startReady(
             String name, Settings settings, Path war, List<String> extraCommands, List<String> jvmOptions) {
-        return start(name, settings, war, false, extraCommands, null, jvmOptions)
+        return start(name, settings, war, false, extraCommands, null, jvmOptions, ClassDataArchive.next())
                 .awaitReady(READY_TIMEOUT);
     }
 
     /** Starts an instance; its HTTP port is the setting HTTP_PORT. */
     public static PayaraMicroProcess start(
             String name, Settings settings, Path war, boolean showOutput, String... jvmOptions) {
-        return start(name, settings, war, showOutput, List.of(), null, List.of(jvmOptions));
+        return start(name, settings, war, showOutput, List.of(), null, List.of(jvmOptions), ClassDataArchive.next());
     }
 
     /** On another JDK's {@code java} binary (null: this JVM's), for a benchmark's side-by-side run. */
     public static PayaraMicroProcess start(
             String name, Settings settings, Path war, boolean showOutput, Path java, List<String> jvmOptions) {
-        return start(name, settings, war, showOutput, List.of(), java, jvmOptions);
+        ClassDataArchive archive = java == null ? ClassDataArchive.next() : ClassDataArchive.none();
+        return start(name, settings, war, showOutput, List.of(), java, jvmOptions, archive);
+    }
+
+    /**
+     * {@link #start(String, Settings, Path, boolean, Path, List)} on this JVM's {@code java}, with the class-data-sharing
+     * archive ({@link ClassDataArchive}) or without, whatever the run's system property says.
+     */
+    public static PayaraMicroProcess start(
+            String name, Settings settings, Path war, boolean showOutput, List<String> jvmOptions, boolean sharing) {
+        return start(name, settings, war, showOutput, List.of(), null, jvmOptions, ClassDataArchive.next(sharing));
     }
 
     private static PayaraMicroProcess start(
@@ -76,7 +86,8 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             boolean showOutput,
             List<String> extraCommands,
             Path java,
-            List<String> jvmOptions) {
+            List<String> jvmOptions,
+            ClassDataArchive archive) {
         int httpPort = settings.getInt("HTTP_PORT");
         Path work = settings.stackDir().resolve(name);
         try {
@@ -97,7 +108,6 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             command.add("-Djava.io.tmpdir=" + work);
             command.addAll(jvmOptions);
             command.addAll(extraJvmOptions());
-            ClassDataArchive archive = java == null ? ClassDataArchive.next() : ClassDataArchive.none();
             command.addAll(archive.options());
             command.addAll(List.of(
                     "-jar",
@@ -175,6 +185,11 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
      * instance if it is not ready within {@code timeout}.
      */
     public PayaraMicroProcess awaitReady(Duration timeout) {
+        return awaitReady(timeout, Duration.ofMillis(500));
+    }
+
+    /** {@link #awaitReady(Duration)}, asking every {@code poll} (a benchmark timing the start asks more often). */
+    public PayaraMicroProcess awaitReady(Duration timeout, Duration poll) {
         Instant deadline = Instant.now().plus(timeout);
         String last = "no answer";
         while (Instant.now().isBefore(deadline)) {
@@ -196,7 +211,7 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
                 throw new IllegalStateException("interrupted", e);
             }
             try {
-                Thread.sleep(500);
+                Thread.sleep(poll.toMillis());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("interrupted", e);
