@@ -85,6 +85,8 @@ final class ContainerRuns {
     private Instant profiledFrom;
 
     private Instant profiledTo;
+    /** Whether the product and the bare consumer drain the set a third time (--steady). */
+    private boolean steady;
 
     /**
      * @param base Payara's JVM options for every run
@@ -94,6 +96,10 @@ final class ContainerRuns {
         this.stack = stack;
         this.base = base;
         this.profile = profile;
+    }
+
+    void steadyToo() {
+        steady = true;
     }
 
     /** The cold and the warm pass of {@code variant} at {@code sessions}, on a fresh database with a past of {@code pastRows}. */
@@ -135,7 +141,11 @@ final class ContainerRuns {
             stack.again(messages, coldStart);
             Result warm = drain(variant, sessions, messages, micro, announces, profiled, 0);
             printMemory(micro, heap);
-            return List.of(cold, warm);
+            if (!steady || !variant.equals("product")) {
+                return List.of(cold, warm);
+            }
+            stack.again(messages, coldStart);
+            return List.of(cold, warm, drain(variant + Result.STEADY, sessions, messages, micro, announces, false, 0));
         }
     }
 
@@ -155,7 +165,14 @@ final class ContainerRuns {
                     drain(variant + Result.COLD, sessions, messages, bare.pid(), bare.log(), true, false, jvmStart);
             stack.again(messages, coldStart);
             Result warm = drain(variant, sessions, messages, bare.pid(), bare.log(), true, false, 0);
-            return List.of(cold, warm);
+            if (!steady) {
+                return List.of(cold, warm);
+            }
+            stack.again(messages, coldStart);
+            return List.of(
+                    cold,
+                    warm,
+                    drain(variant + Result.STEADY, sessions, messages, bare.pid(), bare.log(), true, false, 0));
         }
     }
 

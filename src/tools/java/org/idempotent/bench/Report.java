@@ -229,6 +229,19 @@ final class Report {
                 cpuAt(bare + Result.COLD, n),
                 rateAt("product", n),
                 rateAt(bare, n));
+        if (has("product" + Result.STEADY) && has(bare + Result.STEADY)) {
+            String steady = Result.STEADY;
+            System.out.printf(
+                    Locale.ROOT,
+                    "  %-44s %7.2f (%.2f / %.2f ms), msg/s %.2f (%.0f / %.0f)%n",
+                    "product / bare, third pass: CPU per message",
+                    cpuAt("product" + steady, n) / cpuAt(bare + steady, n),
+                    cpuAt("product" + steady, n),
+                    cpuAt(bare + steady, n),
+                    rateAt("product" + steady, n) / rateAt(bare + steady, n),
+                    rateAt("product" + steady, n),
+                    rateAt(bare + steady, n));
+        }
         System.out.printf(
                 Locale.ROOT,
                 "  %-44s %7.1f s (product %.1f s)%n",

@@ -19,6 +19,9 @@ record Result(
     /** Suffix of the variant names of the first pass of each container run. */
     static final String COLD = ", cold start";
 
+    /** Suffix of the third pass of a run (--steady): the JIT done with the path, as in a consumer running for hours. */
+    static final String STEADY = ", steady";
+
     Result ready(double seconds) {
         return new Result(variant, concurrency, messages, this.seconds, check, fromJvmStart, cpuMillis, seconds);
     }

@@ -67,7 +67,8 @@ public final class ThroughputBenchmark {
             + " --payara-jvm \"-XX:... -XX:...\" --paced-warmup PASSES --latency-of label,label (compared variants)"
             + " --repeat ROUNDS (of the product, dedup off, outbox off and the compared variants; medians)"
             + " --baseline label (the compared variant issue 28's CPU targets are against)"
-            + " --statements (each pass prints the statements it ran per message; not for CPU figures)";
+            + " --statements (each pass prints the statements it ran per message; not for CPU figures)"
+            + " --steady (the product and the bare consumer drain the set a third time)";
 
     private static final Set<String> OPTIONS = Set.of(
             "messages",
@@ -86,7 +87,8 @@ public final class ThroughputBenchmark {
             "latency-of",
             "repeat",
             "baseline",
-            "statements");
+            "statements",
+            "steady");
 
     private final BenchStack stack;
     private final Options options;
@@ -102,6 +104,9 @@ public final class ThroughputBenchmark {
                 stack,
                 ContainerRuns.Jvm.of(BenchStack.split(options.get("payara-jvm", ""))),
                 options.has("jfr") ? OUT.resolve("product.jfr") : null);
+        if (options.has("steady")) {
+            runs.steadyToo();
+        }
     }
 
     public static void main(String[] args) throws Exception {
