@@ -53,7 +53,7 @@ if [ -n "${ADMIN_TLS_KEYSTORE:-}" ]; then
 fi
 exec java -XX:MaxRAMPercentage="${MEM_MAX_RAM_PERCENTAGE:-75.0}" -Xss"${MEM_XSS:-512k}" ${JVM_ARGS:-} \
     -jar /opt/payara/payara-micro.jar \
-    --nocluster \
+    --nohazelcast \
     --addlibs /opt/payara/libs/postgresql.jar \
     --postbootcommandfile /opt/payara/config/post-boot-commands.asadmin \
     --deploy /opt/payara/deployments/payment-consumer.war \

@@ -42,11 +42,14 @@ final class ContainerRuns {
 
     /**
      * Payara's JVM options for a run: a different java binary as {@code java:PATH}, {@code cds} for the run's
-     * class-data-sharing archive of Payara Micro (written by the unmeasured start), the rest as they are.
+     * class-data-sharing archive of Payara Micro (written by the unmeasured start), Payara Micro's own options as
+     * {@code micro:--option}, the rest as they are.
      */
-    record Jvm(Path java, boolean sharing, List<String> options) {
+    record Jvm(Path java, boolean sharing, List<String> micro, List<String> options) {
 
         static final String SHARING = "cds";
+
+        static final String MICRO = "micro:";
 
         static Jvm of(List<String> tokens) {
             Path java = tokens.stream()
@@ -58,7 +61,12 @@ final class ContainerRuns {
                     java,
                     tokens.contains(SHARING),
                     tokens.stream()
-                            .filter(option -> !option.startsWith("java:") && !option.equals(SHARING))
+                            .filter(option -> option.startsWith(MICRO))
+                            .map(option -> option.substring(MICRO.length()))
+                            .toList(),
+                    tokens.stream()
+                            .filter(option ->
+                                    !option.startsWith("java:") && !option.equals(SHARING) && !option.startsWith(MICRO))
                             .toList());
         }
 
@@ -66,12 +74,17 @@ final class ContainerRuns {
             Jvm added = of(more);
             List<String> all = new ArrayList<>(options);
             all.addAll(added.options());
-            return new Jvm(added.java() == null ? java : added.java(), sharing || added.sharing(), all);
+            List<String> allMicro = new ArrayList<>(micro);
+            allMicro.addAll(added.micro());
+            return new Jvm(added.java() == null ? java : added.java(), sharing || added.sharing(), allMicro, all);
         }
 
         PayaraMicroProcess start(String name, Settings settings, Path war) {
+            if (java != null && (sharing || !micro.isEmpty())) {
+                throw new IllegalArgumentException("cds and micro: are for this JDK's Payara runs, not java:" + java);
+            }
             return java == null
-                    ? PayaraMicroProcess.start(name, settings, war, false, options, sharing)
+                    ? PayaraMicroProcess.start(name, settings, war, options, sharing, micro)
                     : PayaraMicroProcess.start(name, settings, war, false, java, options);
         }
     }
@@ -85,6 +98,8 @@ final class ContainerRuns {
     private Instant profiledFrom;
 
     private Instant profiledTo;
+
+    private long profiledMessages;
     /** Whether the product and the bare consumer drain the set a third time (--steady). */
     private boolean steady;
 
@@ -238,11 +253,16 @@ final class ContainerRuns {
                 }
                 if (profiled) {
                     profiledTo = Instant.now();
+                    profiledMessages = counted;
                 }
                 break;
             }
             if (now > deadline) {
                 throw new IllegalStateException(variant + ": " + waiting + " messages still waiting; see " + log);
+            }
+            if (ProcessHandle.of(consumer).map(process -> !process.isAlive()).orElse(true)) {
+                // A JVM refused its options, say: not twenty minutes of waiting for nothing.
+                throw new IllegalStateException(variant + ": the consumer's JVM exited; see " + log);
             }
             Thread.sleep(20);
         }
@@ -332,7 +352,7 @@ final class ContainerRuns {
     /** The profiled pass's flight recording summarised over its measured window, if one was profiled. */
     void summarizeProfile() throws Exception {
         if (profiledFrom != null && profile != null && profile.toFile().exists()) {
-            Profile.summarize(profile, profiledFrom, profiledTo);
+            Profile.summarize(profile, profiledFrom, profiledTo, profiledMessages);
         }
     }
 

@@ -37,13 +37,18 @@ final class Profile {
 
     private Profile() {}
 
-    /** Only the samples taken between {@code from} and {@code to}: the measured window, not the server's start. */
-    static void summarize(Path recording, Instant from, Instant to) throws IOException {
+    /**
+     * Only the samples taken between {@code from} and {@code to}: the measured window, not the server's start; the
+     * allocation is JFR's estimate (the weight of its allocation samples) over the {@code messages} of that window.
+     */
+    static void summarize(Path recording, Instant from, Instant to, long messages) throws IOException {
         Map<String, Integer> components = new HashMap<>();
         Map<String, Integer> methods = new HashMap<>();
+        Map<String, Long> allocated = new HashMap<>();
         int samples = 0;
         for (RecordedEvent event : RecordingFile.readAllEvents(recording)) {
-            if (!event.getEventType().getName().equals("jdk.ExecutionSample")
+            String type = event.getEventType().getName();
+            if (!(type.equals("jdk.ExecutionSample") || type.equals("jdk.ObjectAllocationSample"))
                     || event.getStackTrace() == null
                     || event.getStartTime().isBefore(from)
                     || event.getStartTime().isAfter(to)) {
@@ -51,6 +56,10 @@ final class Profile {
             }
             List<RecordedFrame> frames = event.getStackTrace().getFrames();
             if (frames.isEmpty()) {
+                continue;
+            }
+            if (type.equals("jdk.ObjectAllocationSample")) {
+                allocated.merge(component(frames), event.getLong("weight"), Long::sum);
                 continue;
             }
             samples++;
@@ -73,6 +82,14 @@ final class Profile {
                 .limit(15)
                 .forEach(e ->
                         System.out.printf(Locale.ROOT, "    %5.1f %%  %s%n", 100.0 * e.getValue() / total, e.getKey()));
+        System.out.printf(
+                Locale.ROOT,
+                "  allocated per message, JFR's estimate: %.1f KiB, by component:%n",
+                allocated.values().stream().mapToLong(Long::longValue).sum() / 1024.0 / messages);
+        allocated.entrySet().stream()
+                .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                .forEach(e -> System.out.printf(
+                        Locale.ROOT, "    %-28s %7.1f KiB%n", e.getKey(), e.getValue() / 1024.0 / messages));
     }
 
     /** The first frame, from the top, that belongs to a component other than the JDK; else the JDK. */

@@ -63,7 +63,8 @@ public final class ThroughputBenchmark {
 
     private static final String USAGE = "--messages N --duplicates F --accounts N --seed N --concurrency 1,2,4,8,16"
             + " --big-rows N --skip-big --only db,container,bare,dedup-off,outbox-off,latency,fresh-broker,big"
-            + " --heaps 256m,512m --compare \"label=-XX:... java:/path/bin/java war:/path.war cds|label=...\" --jfr N"
+            + " --heaps 256m,512m --compare \"label=-XX:... java:/path/bin/java war:/path.war cds micro:--option|label=...\""
+            + " --jfr N"
             + " --payara-jvm \"-XX:... -XX:...\" --paced-warmup PASSES --latency-of label,label (compared variants)"
             + " --repeat ROUNDS (of the product, dedup off, outbox off and the compared variants; medians)"
             + " --baseline label (the compared variant issue 28's CPU targets are against)"
@@ -344,7 +345,7 @@ public final class ThroughputBenchmark {
         stack.preload(messages);
         // It also writes the class-data-sharing archive as it stops, for the variants that map it (--compare cds).
         try (PayaraMicroProcess micro =
-                PayaraMicroProcess.start("bench-file-cache", stack.settings, Build.WAR, false, List.of(), true)) {
+                PayaraMicroProcess.start("bench-file-cache", stack.settings, Build.WAR, List.of(), true, List.of())) {
             micro.awaitReady(Duration.ofMinutes(3));
             long deadline = System.nanoTime() + Duration.ofMinutes(10).toNanos();
             while (stack.broker().messageCount(stack.queue()) > 0 || stack.unsentAnnouncements() > 0) {
