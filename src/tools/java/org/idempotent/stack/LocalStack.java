@@ -38,6 +38,7 @@ public final class LocalStack {
                 broker.log(),
                 settings.get("BROKER_CONSOLE_PORT"),
                 settings.get("BROKER_OPERATOR_USER"));
+        long started = System.nanoTime();
         PayaraMicroProcess micro = PayaraMicroProcess.start("payara-micro", settings, Build.WAR, true);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             micro.stop(Duration.ofSeconds(30));
@@ -48,11 +49,12 @@ public final class LocalStack {
         }));
         micro.awaitReady(Duration.ofMinutes(3));
         System.out.printf(
-                "%nReady: consuming queue '%s' with up to %s sessions into %s%n"
+                "%nReady: consuming queue '%s' with up to %s sessions into %s (%.1f s after Payara Micro's start)%n"
                         + "Health: %s   Metrics: %s%nSend events: mvn -Pload   Stop: Ctrl-C%n%n",
                 settings.get("PAYMENTS_QUEUE"),
                 settings.get("CONSUMER_MAX_SESSIONS"),
                 settings.jdbcUrl(),
+                (System.nanoTime() - started) / 1e9,
                 micro.uri("/health/ready"),
                 micro.uri("/metrics"));
         int exit = micro.waitFor();
