@@ -91,7 +91,8 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
     /**
      * {@link #start(String, Settings, Path, boolean, Path, List)} on this JVM's {@code java}, with the class-data-sharing
      * archive ({@link ClassDataArchive}) or without, whatever the run's system property says, and with more Payara Micro
-     * options after the product's own (a benchmark's lever: {@code --nohazelcast}, say).
+     * options after the product's own ({@code --nocluster} replaces the product's {@code --nohazelcast}: a benchmark
+     * measures the old way with it).
      */
     public static PayaraMicroProcess start(
             String name,
