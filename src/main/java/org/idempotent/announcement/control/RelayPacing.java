@@ -1,6 +1,7 @@
 package org.idempotent.announcement.control;
 
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -30,12 +31,18 @@ final class RelayPacing {
 
     static final long LOCK_BUSY_RETRY_MILLIS = 100;
 
+    /** No pass running or submitted. */
+    private static final int IDLE = 0;
+    /** A pass submitted or running, and no wake since it started. */
+    private static final int RUNNING = 1;
+    /** A pass running, and a wake since it started: it goes round once more when it ends. */
+    private static final int WOKEN = 2;
+
     private final Scheduler scheduler;
     private final Supplier<Pass> pass;
     private final LongSupplier nanoTime;
 
-    private final AtomicBoolean pending = new AtomicBoolean();
-    private final AtomicBoolean running = new AtomicBoolean();
+    private final AtomicInteger state = new AtomicInteger(IDLE);
     private final AtomicBoolean retryScheduled = new AtomicBoolean();
     /** nanoTime before which no pass starts: the back-off after a failed pass or a busy lock. */
     private volatile long resumeAt;
@@ -47,46 +54,63 @@ final class RelayPacing {
         this.resumeAt = nanoTime.getAsLong();
     }
 
-    /** Starts a pass soon, unless one is running or the relay is backing off. */
+    /** Starts a pass soon, unless one is running (it goes round again) or the relay is backing off. */
     void wake() {
-        pending.set(true);
-        if (nanoTime.getAsLong() - resumeAt >= 0 && running.compareAndSet(false, true)) {
-            scheduler.submit(this::run);
+        if (nanoTime.getAsLong() - resumeAt >= 0) {
+            passSoon();
         }
+    }
+
+    private void passSoon() {
+        while (true) {
+            int now = state.get();
+            if (now == WOKEN || (now == RUNNING && state.compareAndSet(RUNNING, WOKEN)) || (now == IDLE && start())) {
+                return;
+            }
+        }
+    }
+
+    private boolean start() {
+        if (!state.compareAndSet(IDLE, RUNNING)) {
+            return false;
+        }
+        scheduler.submit(this::run);
+        return true;
     }
 
     private void run() {
-        Pass ended = Pass.DONE;
-        try {
-            while (ended == Pass.DONE && pending.getAndSet(false)) {
-                ended = pass.get();
-            }
-        } finally {
-            running.set(false);
-        }
+        Pass ended;
+        do {
+            // Whatever committed before this point is in the pass; a wake from here on makes it go round again.
+            state.set(RUNNING);
+            ended = runPass();
+            // The one check that ends the loop: it fails if a wake came after the pass started.
+        } while (ended == Pass.DONE && !state.compareAndSet(RUNNING, IDLE));
         switch (ended) {
             case LOCK_BUSY -> retryIn(LOCK_BUSY_RETRY_MILLIS);
             case FAILED -> retryIn(RETRY_MILLIS);
-            case DONE -> {
-                // A wake that came after the loop's last check but before running was cleared found it still set.
-                if (pending.get() && running.compareAndSet(false, true)) {
-                    scheduler.submit(this::run);
-                }
-            }
+            case DONE -> {}
         }
     }
 
-    /** No pass before {@code millis} from now (wakes meanwhile wait for it); then one, with whatever is pending. */
+    private Pass runPass() {
+        try {
+            return pass.get();
+        } catch (RuntimeException e) {
+            state.set(IDLE);
+            throw e;
+        }
+    }
+
+    /** No pass before {@code millis} from now (wakes meanwhile ride on the retry); then one. */
     private void retryIn(long millis) {
         resumeAt = nanoTime.getAsLong() + millis * 1_000_000;
+        state.set(IDLE);
         if (retryScheduled.compareAndSet(false, true)) {
             scheduler.schedule(
                     () -> {
                         retryScheduled.set(false);
-                        pending.set(true);
-                        if (running.compareAndSet(false, true)) {
-                            scheduler.submit(this::run);
-                        }
+                        passSoon();
                     },
                     millis);
         }

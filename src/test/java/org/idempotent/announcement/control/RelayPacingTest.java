@@ -53,6 +53,31 @@ class RelayPacingTest {
         assertThat(submitted).isEmpty();
     }
 
+    /**
+     * The pass's last act is the check that lets go: a wake that comes as the pass ends, after its work, finds it still
+     * running and cannot start one, so that check must see it and go round.
+     */
+    @Test
+    void aWakeAsAPassEndsIsNotLostButMakesItGoRoundOnceMore() {
+        duringPass = () -> {
+            if (passes == 1) {
+                pacing.wake();
+            }
+        };
+        pacing.wake();
+
+        runSubmitted();
+
+        assertThat(passes)
+                .as("a second pass for the rows committed at the end of the first")
+                .isEqualTo(2);
+        assertThat(submitted).as("no pass alongside the running one").isEmpty();
+        pacing.wake();
+        assertThat(submitted)
+                .as("idle after the second: the next wake starts a pass")
+                .hasSize(1);
+    }
+
     @Test
     void aWakeDuringAPassIsNotLostButMakesItGoRoundOnceMore() {
         duringPass = () -> {
@@ -101,16 +126,30 @@ class RelayPacingTest {
     }
 
     @Test
-    void aWakeAfterTheBackOffRunsAtOnceAndTheRetryThenFindsNothingPending() {
+    void aWakeAfterTheBackOffRunsAtOnceAndTheLateRetryMakesOneMorePassAndNoOtherRetry() {
         outcomes.add(Pass.FAILED);
         pacing.wake();
         runSubmitted();
 
         clock.addAndGet(RelayPacing.RETRY_MILLIS * 1_000_000 + 1);
         pacing.wake();
-        assertThat(submitted).hasSize(1);
+        assertThat(submitted).as("a pass at once, not at the retry").hasSize(1);
         runSubmitted();
         assertThat(passes).isEqualTo(2);
+
+        retries.poll().run();
+        runSubmitted();
+        assertThat(passes)
+                .as("the retry's own pass, over whatever is unsent by then")
+                .isEqualTo(3);
+        assertThat(retries).as("no retry of the retry").isEmpty();
+
+        outcomes.add(Pass.FAILED);
+        pacing.wake();
+        runSubmitted();
+        assertThat(retryDelays)
+                .as("a later failure backs off again: the retry made way for the next one")
+                .containsExactly(RelayPacing.RETRY_MILLIS, RelayPacing.RETRY_MILLIS);
     }
 
     @Test

@@ -116,6 +116,53 @@ class DatabaseBreakerTest {
     }
 
     @Test
+    void openedAgainItStartsItsBackOffFromTheFirstStep() {
+        PoolOf pool = new PoolOf(false);
+        DatabaseBreaker breaker = breaker(pool);
+        List<Duration> backoffs = Collections.synchronizedList(new ArrayList<>());
+        pool.onConnect = () -> backoffs.add(breaker.backoff());
+        pool.refuse(4);
+        breaker.failed();
+        breaker.awaitClosed();
+        assertThat(backoffs.subList(1, backoffs.size()))
+                .as("the first opening, up to its cap")
+                .containsExactly(ms(10), ms(20), ms(40), ms(40));
+
+        backoffs.clear();
+        pool.refuse(2);
+        breaker.failed();
+        assertThat(breaker.isOpen()).as("open again").isTrue();
+        breaker.awaitClosed();
+
+        assertThat(backoffs.subList(1, backoffs.size()))
+                .as("the wait before each probe of the second opening")
+                .containsExactly(ms(10), ms(20));
+    }
+
+    /** failures.md and operations.md: the first probe a quarter of a second after opening, then doubling up to 5 s. */
+    @Test
+    void asShippedItProbesAQuarterSecondAfterOpeningAndAtLeastEveryFiveSeconds() {
+        PoolOf pool = new PoolOf(false);
+        DatabaseBreaker shipped = new DatabaseBreaker();
+        shipped.dataSource = pool;
+        shipped.metrics = new PaymentMetrics();
+        List<Duration> backoffs = Collections.synchronizedList(new ArrayList<>());
+        pool.onConnect = () -> backoffs.add(shipped.backoff());
+        pool.refuse(1);
+
+        shipped.failed();
+        shipped.awaitClosed();
+
+        assertThat(backoffs.subList(1, backoffs.size()))
+                .as("the wait before the first probe while open")
+                .containsExactly(ms(250));
+        assertThat(pool.probedAt.get(1) - pool.probedAt.get(0))
+                .as("nanoseconds from the opening probe to the next")
+                .isGreaterThanOrEqualTo(ms(250).toNanos());
+        assertThat(shipped.maxBackoff).as("the cap of the wait between probes").isEqualTo(Duration.ofSeconds(5));
+    }
+
+    @Test
     void aRefusedStatementIsARejectionWithoutAProbeEvenWhileOpen() {
         PoolOf pool = new PoolOf(false);
         pool.refuse(Integer.MAX_VALUE);
