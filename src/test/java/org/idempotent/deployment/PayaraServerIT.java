@@ -57,7 +57,8 @@ class PayaraServerIT {
             "BROKER_MAX_REDELIVERY_DELAY_SECONDS",
             "DLQ_REPLAY_DAYS",
             "ANNOUNCEMENT_ADDRESS",
-            "ANNOUNCEMENT_RETENTION_DAYS");
+            "ANNOUNCEMENT_RETENTION_DAYS",
+            "ANNOUNCEMENT_PURGE_SCHEDULE");
 
     private static final HttpClient HTTP =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();

@@ -27,6 +27,11 @@ public class RetentionSettings {
         return Duration.ofDays(config.getValue(RetentionPolicy.ANNOUNCEMENT_WINDOW_DAYS, Integer.class));
     }
 
+    /** When the outbox's sent rows are purged. */
+    public String announcementSchedule() {
+        return config.getValue(RetentionPolicy.ANNOUNCEMENT_SCHEDULE, String.class);
+    }
+
     /** The purge's schedule alone, so that a bad value elsewhere cannot stop the timer. */
     public String schedule() {
         return config.getValue(RetentionPolicy.SCHEDULE, String.class);

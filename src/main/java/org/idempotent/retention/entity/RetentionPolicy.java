@@ -35,6 +35,8 @@ public record RetentionPolicy(
     public static final String DLQ_REPLAY_DAYS = "DLQ_REPLAY_DAYS";
     /** How long a sent announcement stays in the outbox, for re-announcement; unsent ones are never purged. */
     public static final String ANNOUNCEMENT_WINDOW_DAYS = "ANNOUNCEMENT_RETENTION_DAYS";
+    /** When sent announcements older than their window are purged, in the syntax of {@link #SCHEDULE}. */
+    public static final String ANNOUNCEMENT_SCHEDULE = "ANNOUNCEMENT_PURGE_SCHEDULE";
 
     public static final Duration MINIMUM_WINDOW = Duration.ofDays(1);
     /**
