@@ -90,6 +90,12 @@ final class BrokerPair implements AutoCloseable {
         }
     }
 
+    /** A question for the live broker; it fails on a broker that is not. */
+    @FunctionalInterface
+    private interface Query {
+        long ask(Member member) throws IOException, JMException;
+    }
+
     private final Member primary;
     private final Member backup;
     private final Settings clientSettings;
@@ -161,11 +167,20 @@ final class BrokerPair implements AutoCloseable {
 
     /** The count on whichever broker is live. */
     long messageCount(String queue) throws IOException, JMException {
+        return askLive(queue, member -> member.messageCount(queue));
+    }
+
+    /** The consumers (one a session) attached to the queue on whichever broker is live. */
+    long consumerCount(String queue) {
+        return askLive(queue, member -> member.process.consumerCount(queue));
+    }
+
+    private long askLive(String queue, Query query) {
         IllegalStateException none = new IllegalStateException("no live broker has queue " + queue);
         for (Member member : List.of(primary, backup)) {
             if (member.running()) {
                 try {
-                    return member.messageCount(queue);
+                    return query.ask(member);
                 } catch (IOException | JMException | IllegalStateException notLive) {
                     none.addSuppressed(notLive);
                 }

@@ -22,9 +22,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.idempotent.announcement.control.Relay;
 import org.idempotent.faults.FaultStack.Instance;
 import org.idempotent.faults.Invariant.Summary;
+import org.idempotent.fixtures.OutboxRows;
 import org.idempotent.fixtures.PurgeWatch;
 import org.idempotent.loadgen.MessageSet;
 import org.idempotent.loadgen.Traffic;
@@ -46,7 +49,8 @@ import org.junit.jupiter.api.TestMethodOrder;
  * hold in flight (2 instances x 4 sessions x about 40 prefetched), so every fault meets full windows and a backlog in
  * the journal ({@code -Dit.scale=5} sends 15,000); then the fault suite's invariant over everything sent so far: every balance
  * exact, the queue empty by the broker's count, the dead letters exactly the poison sent. Lost and double counts are
- * asserted, timings only printed (target/failover-suite.txt).
+ * asserted, and so is the resume after each fault: within {@link #RESUME_BOUND} (production-topology.md); rates are
+ * only printed (target/failover-suite.txt).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -54,8 +58,16 @@ class FailoverSuiteIT {
 
     private static final double SCALE = Double.parseDouble(System.getProperty("it.scale", "1"));
     private static final Duration DRAIN = Duration.ofMinutes(5);
+    /**
+     * From a fault to commits flowing again, at most: the README's and production-topology.md's bound. Measured 1.1 to
+     * 3.9 s on the 2-core machine; a reconnect that waits for a 60 s retry interval, or an activation set up again
+     * after minutes, misses it by far.
+     */
+    static final Duration RESUME_BOUND = Duration.ofSeconds(15);
+
     private static final long SEED = Long.getLong("faults.seed", 20261201L);
     private static final Path REPORT = Path.of("target", "failover-suite.txt");
+    private static final String UNSENT = "SELECT count(*) FROM payment_announcements WHERE sent_at IS NULL";
     private static final String HEADER = String.format(
             "%-34s %6s %5s %6s %10s %9s %9s", "scenario", "sent", "lost", "double", "resume ms", "before/s", "after/s");
 
@@ -80,7 +92,9 @@ class FailoverSuiteIT {
                         "RETENTION_SCHEDULE",
                         "second=*/5;minute=*;hour=*",
                         "RETENTION_BATCH_SIZE",
-                        "500"),
+                        "500",
+                        "ANNOUNCEMENT_PURGE_SCHEDULE",
+                        "second=*/5;minute=*;hour=*"),
                 database);
         consumers.addAll(stack.startInstances(List.of("consumer-a", "consumer-b")));
     }
@@ -102,8 +116,10 @@ class FailoverSuiteIT {
         Running run = runUntilAThirdIsSent("broker-kill");
         Instant killed = Instant.now();
         stack.brokerPair().primary().kill();
+        long attached = attached(sessions(2), killed).get();
 
         Summary summary = check("broker primary kill -9", run, killed);
+        assertAttachedInTime("every consumer session", attached);
         assertThat(consumers)
                 .allSatisfy(consumer -> assertThat(consumer.starts()).isEqualTo(1));
         assertThat(summary.redelivered())
@@ -128,9 +144,13 @@ class FailoverSuiteIT {
         Running run = runUntilAThirdIsSent("switchover");
         Instant switched = Instant.now();
         stack.brokerPair().switchOver(queue());
+        long attachedToTheBackup = attached(sessions(2), switched).get();
         await().atMost(DRAIN).until(() -> run.producers().reached(0.6));
         stack.brokerPair().failBack(queue());
+        long attachedAgain = attached(sessions(2), Instant.now()).get();
         check("switchover, failback under load", run, switched);
+        assertAttachedInTime("every consumer session, after the switchover", attachedToTheBackup);
+        assertAttachedInTime("every consumer session, once the primary was live again", attachedAgain);
     }
 
     /**
@@ -143,12 +163,21 @@ class FailoverSuiteIT {
         Running run = runUntilAThirdIsSent("consumer-and-broker");
         Instant killed = Instant.now();
         Instance victim = consumers.get(1);
-        victim.crashAndRestartAfter(() -> stack.brokerPair().primary().kill());
+        List<CompletableFuture<Long>> survivor = new ArrayList<>();
+        victim.crashAndRestartAfter(() -> {
+            stack.brokerPair().primary().kill();
+            survivor.add(attached(sessions(1), killed));
+        });
+        Instant restarted = Instant.now();
+        long attachedAfterTheRestart = attached(sessions(2), restarted).get();
         awaitApplied(run.workload(), 0.6);
         stack.brokerPair().failBack(queue());
 
         check("consumer kill during broker failover", run, killed);
         assertThat(victim.starts()).isEqualTo(2);
+        assertAttachedInTime(
+                "the surviving instance's sessions", survivor.get(0).get());
+        assertAttachedInTime("both instances' sessions, from the restarted one's readiness", attachedAfterTheRestart);
     }
 
     /**
@@ -243,31 +272,51 @@ class FailoverSuiteIT {
                 .pollInterval(Duration.ofSeconds(1))
                 .ignoreExceptions()
                 .until(() -> stack.messageCount(queue()) == 0);
-        long lost = workload.distinct().size() - Invariant.applied(stack.settings(), workload);
+        // What is lost and doubled comes from the producers' ledger and the balances. The crashed primary's own data,
+        // read on a port no consumer knows, tells which loss asynchronous replication explains: a payment it had
+        // committed that never reached the standby. A consumer that acknowledged before its commit would lose
+        // payments that no server ever committed, and be found here.
+        Map<String, Long> owed = new HashMap<>();
+        workload.distinct().stream()
+                .filter(event -> ledger.acknowledged().contains(event.id()))
+                .forEach(event -> owed.merge(event.account(), event.amountCents(), Long::sum));
+        Map<String, Long> balances = balances(owed.keySet());
+        Set<UUID> committedOnTheOldPrimary =
+                database.standby().readAlone(stack.settings().get("DB_NAME"), db -> recorded(db, workload));
+        Set<UUID> unreplicated = new HashSet<>(committedOnTheOldPrimary);
+        try (Connection db = Database.connect(stack.settings())) {
+            unreplicated.removeAll(recorded(db, workload));
+        }
+        Map<String, Long> explained = new HashMap<>();
+        workload.distinct().stream()
+                .filter(event -> unreplicated.contains(event.id()))
+                .forEach(event -> explained.merge(event.account(), event.amountCents(), Long::sum));
+        long lostCents = owed.entrySet().stream()
+                .mapToLong(e -> e.getValue() - balances.getOrDefault(e.getKey(), 0L))
+                .filter(shortfall -> shortfall > 0)
+                .sum();
         report(String.format(
-                "%-34s %6d %5d %6s %10d %9s %9s   (standby %d bytes behind at the crash)",
+                "%-34s %6d %5d %6s %10d %9s %9s   (standby %d bytes behind at the crash; %d cents short)",
                 "database crash, asynchronous",
                 workload.items().size(),
-                lost,
+                unreplicated.size(),
                 "-",
                 resumeMillis(killed),
                 "-",
                 "-",
-                lagBytes));
-        // Lost, never doubled: no account above what its producers sent it, and each one's shortfall exactly the
-        // amounts of its events whose commit did not survive (their dedup rows went with them, in one transaction).
-        Map<String, Long> expected = workload.expectedBalances();
-        Map<String, Long> balances = balances(expected.keySet());
-        Map<String, Long> lostAmounts = new HashMap<>(expected);
-        appliedBalances(workload).forEach((account, sum) -> lostAmounts.merge(account, -sum, Long::sum));
-        expected.forEach((account, sum) -> {
+                lagBytes,
+                lostCents));
+        owed.forEach((account, sum) -> {
             long balance = balances.getOrDefault(account, 0L);
             assertThat(balance)
-                    .as("%s: at most what its producers sent", account)
+                    .as("%s: at most what its producers were told was sent (never doubled)", account)
                     .isLessThanOrEqualTo(sum);
             assertThat(sum - balance)
-                    .as("%s: short by exactly its lost events' amounts", account)
-                    .isEqualTo(lostAmounts.get(account));
+                    .as(
+                            "%s: short by exactly the payments the crashed primary committed and the standby never"
+                                    + " received",
+                            account)
+                    .isEqualTo(explained.getOrDefault(account, 0L));
         });
         // Not carried into later checks: its balances depend on the loss.
         all = null;
@@ -288,6 +337,52 @@ class FailoverSuiteIT {
         assertThat(seen.most())
                 .as("purges at work at the same moment, across the instances")
                 .isEqualTo(1);
+    }
+
+    /**
+     * The outbox purges itself, on its own timer: a row sent a day past its window goes, one sent a day short of it
+     * stays, and an unsent row stays however old. Meanwhile the relay is held off (the test holds its lock), and both
+     * instances' backlog gauges show the unsent row and its age; once the lock is free it is sent and they show none.
+     */
+    @Test
+    @Order(9)
+    void theOutboxPurgesItsSentRowsOnItsOwnAndNeverAnUnsentOne() throws Exception {
+        await().atMost(DRAIN).until(() -> single(UNSENT) == 0);
+        int days = Integer.parseInt(stack.settings().get("ANNOUNCEMENT_RETENTION_DAYS"));
+        String account = "outbox-purge-" + UUID.randomUUID().toString().substring(0, 8);
+        try (Connection relayLock = Database.connect(stack.settings());
+                Statement lock = relayLock.createStatement()) {
+            lock.execute("SELECT pg_advisory_lock(" + Relay.RELAY_LOCK + ")");
+            Duration window = Duration.ofDays(days);
+            OutboxRows.insert(relayLock, account, 1, window.plusDays(2), window.plusDays(1));
+            OutboxRows.insert(relayLock, account, 2, window, window.minusDays(1));
+            OutboxRows.insert(relayLock, account, 3, window.multipliedBy(4), null);
+
+            await().atMost(Duration.ofMinutes(1))
+                    .pollInterval(Duration.ofSeconds(1))
+                    .until(() -> OutboxRows.sequences(stack.settings(), account).equals(List.of(2L, 3L)));
+            for (Instance consumer : consumers) {
+                await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                    assertThat(consumer.metrics().gauge("announcement_unsent"))
+                            .as("%s: unsent announcements", consumer)
+                            .isEqualTo(1);
+                    assertThat(consumer.metrics().gauge("announcement_oldest_unsent_age_seconds"))
+                            .as("%s: age of the oldest unsent announcement", consumer)
+                            .isGreaterThanOrEqualTo(Duration.ofDays(days * 4L).toSeconds());
+                });
+            }
+            assertThat(OutboxRows.sequences(stack.settings(), account))
+                    .as("the unsent row, after the gauges' wait")
+                    .contains(3L);
+        }
+
+        await().atMost(Duration.ofMinutes(1)).until(() -> single(UNSENT) == 0);
+        for (Instance consumer : consumers) {
+            await().atMost(Duration.ofSeconds(30))
+                    .untilAsserted(() -> assertThat(consumer.metrics().gauge("announcement_unsent"))
+                            .as("%s: unsent announcements once the relay has its lock again", consumer)
+                            .isZero());
+        }
     }
 
     /** A scenario's workload while its producers send it. */
@@ -335,32 +430,49 @@ class FailoverSuiteIT {
         Summary summary = ledger == null
                 ? Invariant.checkRunning(scenario, stack, all, workload, started, DRAIN)
                 : Invariant.checkRunning(scenario, stack, all, workload, ledger, started, DRAIN);
-        double[] rates = fault == null ? new double[] {0, 0} : rates(fault);
+        long resume = fault == null ? 0 : resumeMillis(fault);
+        double[] rates = fault == null ? new double[] {0, 0} : rates(fault, resume);
         report(String.format(
                 "%-34s %6d %5d %6d %10s %9.0f %9.0f",
                 scenario,
                 workload.items().size(),
                 summary.lost(),
                 summary.twice(),
-                fault == null ? "-" : String.valueOf(resumeMillis(fault)),
+                fault == null ? "-" : String.valueOf(resume),
                 rates[0],
                 rates[1]));
+        if (fault != null) {
+            assertThat(resume)
+                    .as("%s: milliseconds from the fault to commits flowing again", scenario)
+                    .isBetween(0L, RESUME_BOUND.toMillis());
+        }
         return summary;
     }
 
     /**
-     * From the fault to the end of the longest pause in commits that followed it (within a minute), by the database's
-     * clock: the first commits after a broker kill are often messages the consumers already held, so "the first
-     * commit after the fault" would say nothing.
+     * From the fault to the end of the longest pause in commits that began within a minute of it, by the database's
+     * clock, the fault itself counting as the first point: the first commits after a broker kill are often messages
+     * the consumers already held, so "the first commit after the fault" would say nothing, and a pause that outlasts
+     * the minute ends at the first commit after it, however late. -1 if nothing committed after the fault. A consumer
+     * that comes back one session at a time commits a trickle that no pause shows: for the broker's faults, see
+     * {@link #attached}.
      */
     private long resumeMillis(Instant fault) throws SQLException {
         try (Connection db = Database.connect(stack.settings());
-                PreparedStatement query = db.prepareStatement("SELECT at FROM (SELECT processed_at AS at,"
-                        + " processed_at - lag(processed_at) OVER (ORDER BY processed_at) AS pause"
-                        + " FROM processed_events WHERE processed_at BETWEEN ? AND ?) commits"
-                        + " WHERE pause IS NOT NULL ORDER BY pause DESC LIMIT 1")) {
-            query.setTimestamp(1, Timestamp.from(fault));
-            query.setTimestamp(2, Timestamp.from(fault.plusSeconds(60)));
+                PreparedStatement query = db.prepareStatement("""
+                WITH points AS (
+                    SELECT ?::timestamptz AS at
+                    UNION ALL
+                    SELECT processed_at FROM processed_events
+                     WHERE processed_at > ? AND processed_at <= ?::timestamptz + interval '60 seconds'
+                    UNION ALL
+                    (SELECT processed_at FROM processed_events
+                      WHERE processed_at > ?::timestamptz + interval '60 seconds' ORDER BY processed_at LIMIT 1))
+                SELECT at FROM (SELECT at, at - lag(at) OVER (ORDER BY at) AS pause FROM points) pauses
+                 WHERE pause IS NOT NULL ORDER BY pause DESC LIMIT 1""")) {
+            for (int parameter = 1; parameter <= 4; parameter++) {
+                query.setTimestamp(parameter, Timestamp.from(fault));
+            }
             try (ResultSet row = query.executeQuery()) {
                 return row.next()
                         ? Duration.between(fault, row.getTimestamp(1).toInstant())
@@ -370,9 +482,33 @@ class FailoverSuiteIT {
         }
     }
 
+    /**
+     * Milliseconds from {@code since} until the live broker counts {@code sessions} consumers on the queue again (each
+     * session of an instance is one), asked every 100 ms from now on; fails after two minutes.
+     */
+    private CompletableFuture<Long> attached(int sessions, Instant since) {
+        return CompletableFuture.supplyAsync(() -> {
+            await().atMost(Duration.ofMinutes(2))
+                    .pollInterval(Duration.ofMillis(100))
+                    .ignoreExceptions()
+                    .until(() -> stack.brokerPair().consumerCount(queue()) >= sessions);
+            return Duration.between(since, Instant.now()).toMillis();
+        });
+    }
+
+    private int sessions(int instances) {
+        return instances * Integer.parseInt(stack.settings().get("CONSUMER_MAX_SESSIONS"));
+    }
+
+    private static void assertAttachedInTime(String what, long millis) {
+        System.out.printf("%s attached to the live broker again after %d ms%n", what, millis);
+        assertThat(millis)
+                .as("milliseconds until %s attached to the live broker again", what)
+                .isLessThanOrEqualTo(RESUME_BOUND.toMillis());
+    }
+
     /** Payments per second in the 5 s before the fault and in the 5 s after the commits resumed. */
-    private double[] rates(Instant fault) throws SQLException {
-        long resume = resumeMillis(fault);
+    private double[] rates(Instant fault, long resume) throws SQLException {
         Instant after = fault.plusMillis(Math.max(resume, 0));
         return new double[] {
             countBetween(fault.minusSeconds(5), fault) / 5.0, countBetween(after, after.plusSeconds(5)) / 5.0
@@ -408,12 +544,11 @@ class FailoverSuiteIT {
         await().atMost(DRAIN).ignoreExceptions().until(() -> Invariant.applied(stack.settings(), workload) >= target);
     }
 
-    /** Per account, the sum of the workload's events that have a dedup record. */
-    private Map<String, Long> appliedBalances(MessageSet workload) throws SQLException {
+    /** The workload's events that have a dedup record in {@code db}. */
+    private static Set<UUID> recorded(Connection db, MessageSet workload) throws SQLException {
         Set<UUID> recorded = new HashSet<>();
-        try (Connection db = Database.connect(stack.settings());
-                PreparedStatement query =
-                        db.prepareStatement("SELECT event_id FROM processed_events WHERE event_id = ANY (?)")) {
+        try (PreparedStatement query =
+                db.prepareStatement("SELECT event_id FROM processed_events WHERE event_id = ANY (?)")) {
             query.setArray(1, db.createArrayOf("uuid", workload.distinctIds().toArray()));
             try (ResultSet rows = query.executeQuery()) {
                 while (rows.next()) {
@@ -421,11 +556,7 @@ class FailoverSuiteIT {
                 }
             }
         }
-        Map<String, Long> sums = new HashMap<>();
-        workload.distinct().stream()
-                .filter(event -> recorded.contains(event.id()))
-                .forEach(event -> sums.merge(event.account(), event.amountCents(), Long::sum));
-        return sums;
+        return recorded;
     }
 
     private Map<String, Long> balances(Set<String> accounts) throws SQLException {

@@ -36,6 +36,8 @@ final class FaultStack implements AutoCloseable {
     private BrokerProcess broker;
     private int brokerFaults;
     private int brokerFaultsChecked;
+    private int startsChecked;
+    private long duplicatesChecked;
     private BrokerPair brokerPair;
 
     /** A Payara Micro instance by name, on its own HTTP port, which it keeps across restarts. */
@@ -54,6 +56,11 @@ final class FaultStack implements AutoCloseable {
 
         int starts() {
             return starts;
+        }
+
+        @Override
+        public String toString() {
+            return name;
         }
 
         PayaraMicroProcess process() {
@@ -79,14 +86,32 @@ final class FaultStack implements AutoCloseable {
 
         /** The same, with another failure between the kill and the start (a broker failing over, say). */
         void crashAndRestartAfter(Runnable meanwhile) {
+            crash();
+            meanwhile.run();
+            start();
+        }
+
+        /**
+         * kill -9 and a start that returns at once, the instance still booting: for what a test does meanwhile (see
+         * {@link #awaitReady}).
+         */
+        void crashAndStartUnready() {
+            crash();
+            process = PayaraMicroProcess.start(name, settings, Build.WAR, false);
+            starts++;
+        }
+
+        void awaitReady() {
+            process.awaitReady(PayaraMicroProcess.READY_TIMEOUT);
+        }
+
+        private void crash() {
             InstanceMetrics metrics = metrics();
             long duplicates = metrics.outcome("duplicate");
             long redeliveries = metrics.redeliveries();
             process.kill();
             carried.merge(DUPLICATES, duplicates, Long::sum);
             carried.merge(REDELIVERIES, redeliveries, Long::sum);
-            meanwhile.run();
-            start();
         }
 
         /** Duplicates counted by every incarnation of this instance so far (a running one must be up). */
@@ -200,6 +225,25 @@ final class FaultStack implements AutoCloseable {
      * Whether a broker was killed or stopped since the last call: only then can an acknowledged send have been lost by
      * the broker rather than by a consumer.
      */
+    /**
+     * Whether an instance was started (again) since the last call: a JVM killed in between took the last milliseconds
+     * of its counts with it.
+     */
+    boolean instanceStartedSinceLastCheck() {
+        int starts = instances.stream().mapToInt(Instance::starts).sum();
+        boolean started = starts > startsChecked;
+        startsChecked = starts;
+        return started;
+    }
+
+    /** Duplicates the instances counted since the last call, over every incarnation. */
+    long duplicatesSinceLastCheck() {
+        long duplicates = instances.stream().mapToLong(Instance::duplicates).sum();
+        long since = duplicates - duplicatesChecked;
+        duplicatesChecked = duplicates;
+        return since;
+    }
+
     boolean brokerFaultedSinceLastCheck() {
         int faults = brokerPair != null ? brokerPair.faults() : brokerFaults;
         boolean faulted = faults > brokerFaultsChecked;

@@ -3,13 +3,18 @@ package org.idempotent.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -56,6 +61,9 @@ class FaultSuiteIT {
     private static final int ATTEMPTS = 5;
     private static final String REDELIVERY_DELAY_CAP = "-Dbroker.max.redelivery.delay=1000";
     private static final Duration BUDGET = Duration.ofSeconds(1 + 1 + 1 + 1);
+
+    /** What the resource adapter logs when an activation finds no broker: it will try again after setupInterval. */
+    private static final String AWAITING_THE_BROKER = "AMQ151005";
 
     private FaultStack stack;
     private Instance consumer;
@@ -207,13 +215,56 @@ class FaultSuiteIT {
     }
 
     /**
+     * A consumer that starts while its broker is down (a host booting, everything started at once) keeps setting up
+     * its activation, and consumes within {@link FailoverSuiteIT#RESUME_BOUND} of the broker coming up: its sessions
+     * are on the queue by then and a workload sent after them is applied.
+     */
+    @Test
+    @Order(5)
+    void aConsumerStartedWhileTheBrokerIsDownConsumesSoonAfterItComesUp() throws Exception {
+        String queue = stack.settings().get("PAYMENTS_QUEUE");
+        stack.stopBroker();
+        long logBefore = Files.size(consumer.process().log());
+        consumer.crashAndStartUnready();
+        await().atMost(Duration.ofMinutes(2))
+                .pollInterval(Duration.ofMillis(200))
+                .until(() -> logSince(consumer.process().log(), logBefore).contains(AWAITING_THE_BROKER));
+        stack.startBroker();
+        Instant brokerUp = Instant.now();
+        await().atMost(Duration.ofMinutes(3))
+                .pollInterval(Duration.ofMillis(100))
+                .ignoreExceptions()
+                .until(() -> stack.broker().consumerCount(queue) >= SESSIONS);
+        long attachedMillis = Duration.between(brokerUp, Instant.now()).toMillis();
+        consumer.awaitReady();
+        System.out.printf(
+                "a consumer started before its broker: every session on the queue %d ms after the broker" + " was up%n",
+                attachedMillis);
+
+        MessageSet workload = next("late-broker", scaled(500), 0);
+        long started = System.nanoTime();
+        send(workload);
+        check("late-broker", workload, started);
+        assertThat(attachedMillis)
+                .as("milliseconds from the broker's start until the consumer's sessions were on the queue")
+                .isLessThanOrEqualTo(FailoverSuiteIT.RESUME_BOUND.toMillis());
+    }
+
+    private static String logSince(Path log, long offset) throws IOException {
+        try (var in = Files.newInputStream(log)) {
+            in.skipNBytes(offset);
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    /**
      * PostgreSQL stopped for three times the broker's whole redelivery budget in the middle of a load, started again,
      * and later every connection of the database terminated. The breaker holds consumption back instead of failing
      * message after message: nothing is dead-lettered, nothing lost, failed deliveries are bounded by the sessions,
      * not by the messages; the consumer recovers without a restart.
      */
     @Test
-    @Order(5)
+    @Order(6)
     void databaseOutageLongerThanTheRedeliveryBudgetDeadLettersNothing() throws Exception {
         stack.restartBroker(List.of("-Dbroker.max.delivery.attempts=" + ATTEMPTS, REDELIVERY_DELAY_CAP));
         MessageSet workload = next("outage", scaled(3_000), 0);
@@ -278,7 +329,7 @@ class FaultSuiteIT {
      * the copies of one event reach both instances together.
      */
     @Test
-    @Order(6)
+    @Order(7)
     void twoConsumersOnOneQueueApplyEachEventOnce() throws Exception {
         Instance second = stack.startInstance("consumer-b");
         MessageSet workload = MessageSet.copies(MessageSet.runPrefix("two"), SEED + 6, scaled(400), 5, 100);

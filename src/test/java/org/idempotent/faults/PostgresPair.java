@@ -34,6 +34,12 @@ final class PostgresPair implements AutoCloseable {
     /** A standby needs pg_basebackup and pg_rewind, which only the machine's installation has. */
     private static final PostgresBinaries MACHINE = PostgresBinaries.ofMachineFor("The failover suite's standby");
 
+    /** A read of one database. */
+    @FunctionalInterface
+    interface Read<T> {
+        T from(Connection connection) throws SQLException;
+    }
+
     /** One server of the pair; the roles move between the two. */
     static final class Node {
         private final String name;
@@ -83,6 +89,33 @@ final class PostgresPair implements AutoCloseable {
                     "-t",
                     "120",
                     "start");
+        }
+
+        /**
+         * What this stopped node holds, read on a port of its own that no client is given, then stopped again: a
+         * crashed primary left out of the pair shows what it had committed, without ever taking a consumer's
+         * connection (on its usual port, targetServerType=primary would find two primaries).
+         */
+        <T> T readAlone(String database, Read<T> read) throws SQLException {
+            int alone = FreePort.find();
+            MACHINE.run(
+                    "pg_ctl",
+                    "-D",
+                    dir.toString(),
+                    "-l",
+                    dir.resolveSibling(name + "-alone.log").toString(),
+                    "-o",
+                    "-p " + alone,
+                    "-w",
+                    "-t",
+                    "120",
+                    "start");
+            try (Connection connection = DriverManager.getConnection(
+                    "jdbc:postgresql://127.0.0.1:" + alone + "/" + database, SUPERUSER, "")) {
+                return read.from(connection);
+            } finally {
+                stop();
+            }
         }
 
         /**
