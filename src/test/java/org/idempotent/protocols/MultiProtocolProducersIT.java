@@ -18,6 +18,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
+import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -136,8 +137,9 @@ class MultiProtocolProducersIT {
 
     /**
      * The broker's size limit (1 MiB, the MessageSizeLimit plugin) holds for every protocol, not only the core one
-     * that OversizedMessagesIT sends with: a 2 MiB body from AMQP, STOMP or OpenWire is refused at the send, and so
-     * never reaches the consumer.
+     * that OversizedMessagesIT sends with: a 2 MiB body from AMQP, STOMP or OpenWire is refused at the send by that
+     * limit (the broker logs each refusal; AMQP's and OpenWire's clients are told its reason, STOMP's only that the send
+     * failed), and so never reaches the consumer.
      */
     @Test
     void oversizedSendsFromEveryOtherProtocolAreRefusedAtTheBroker() throws Exception {
@@ -145,11 +147,25 @@ class MultiProtocolProducersIT {
         long rejected = consumer.metrics().outcome("rejected");
         for (String protocol : List.of("amqp", "stomp", "openwire")) {
             for (boolean binary : new boolean[] {false, true}) {
+                String send = protocol + (binary ? " bytes" : " text") + " send of 2 MiB";
+                long refusedBefore = sizeLimitRefusals();
                 try (Sender sender = sender(protocol)) {
                     assertThatThrownBy(() -> sender.send(oversized, binary, Map.of()))
-                            .as("%s %s send of 2 MiB", protocol, binary ? "bytes" : "text")
-                            .isInstanceOfAny(JMSException.class, IOException.class);
+                            .as(send)
+                            .isInstanceOfAny(JMSException.class, IOException.class)
+                            .satisfies(refusal -> {
+                                // Artemis's STOMP frame says only "Error sending message"; the others carry the reason.
+                                if (!protocol.equals("stomp")) {
+                                    assertThat(messages(refusal))
+                                            .as("%s: the reason the client was given", send)
+                                            .contains(SIZE_LIMIT_REASON);
+                                }
+                            });
                 }
+                await().atMost(Duration.ofSeconds(10))
+                        .untilAsserted(() -> assertThat(sizeLimitRefusals())
+                                .as("%s: refused by the broker's size limit (its log)", send)
+                                .isEqualTo(refusedBefore + 1));
             }
         }
         // A valid event after them, over the same protocols' queue, overtakes nothing refused: had a refused body
@@ -163,6 +179,28 @@ class MultiProtocolProducersIT {
                 .as("refused bodies that reached the consumer anyway")
                 .isZero();
     }
+
+    /** The size limit's refusals of a send to the shared queue, as the broker logged them (MessageSizeLimit). */
+    private static long sizeLimitRefusals() throws IOException {
+        String queue = " to " + consumer.settings().get("PAYMENTS_QUEUE") + " from ";
+        try (var lines = Files.lines(consumer.settings().stackDir().resolve("broker.log"))) {
+            return lines.filter(line -> line.contains("MessageSizeLimit")
+                            && line.contains("Refused a message of")
+                            && line.contains(queue))
+                    .count();
+        }
+    }
+
+    /** The messages of a throwable and its causes: a client may wrap the broker's reason. */
+    private static String messages(Throwable thrown) {
+        StringBuilder messages = new StringBuilder();
+        for (Throwable cause = thrown; cause != null; cause = cause.getCause()) {
+            messages.append(cause).append('\n');
+        }
+        return messages.toString();
+    }
+
+    private static final String SIZE_LIMIT_REASON = "refused: the broker accepts at most 1048576 bytes";
 
     private static Sender sender(String protocol) throws Exception {
         String user = consumer.settings().get("BROKER_PRODUCER_USER");
