@@ -51,7 +51,7 @@ class AnnouncementIT {
     /** The light load: payments a second, and for how long. */
     private static final int LIGHT_RATE = 20;
 
-    private static final int LIGHT_PAYMENTS = 200;
+    private static final int LIGHT_PAYMENTS = 100;
 
     @RegisterExtension
     static final RunningConsumer consumer = RunningConsumer.shared();

@@ -91,20 +91,6 @@ final class FaultStack implements AutoCloseable {
             start();
         }
 
-        /**
-         * kill -9 and a start that returns at once, the instance still booting: for what a test does meanwhile (see
-         * {@link #awaitReady}).
-         */
-        void crashAndStartUnready() {
-            crash();
-            process = PayaraMicroProcess.start(name, settings, Build.WAR, false);
-            starts++;
-        }
-
-        void awaitReady() {
-            process.awaitReady(PayaraMicroProcess.READY_TIMEOUT);
-        }
-
         private void crash() {
             InstanceMetrics metrics = metrics();
             long duplicates = metrics.outcome("duplicate");
