@@ -22,7 +22,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.idempotent.announcement.control.Relay;
 import org.idempotent.faults.FaultStack.Instance;
@@ -116,7 +115,7 @@ class FailoverSuiteIT {
         Running run = runUntilAThirdIsSent("broker-kill");
         Instant killed = Instant.now();
         stack.brokerPair().primary().kill();
-        long attached = attached(sessions(2), killed).get();
+        long attached = attached(sessions(2), killed);
 
         Summary summary = check("broker primary kill -9", run, killed);
         assertAttachedInTime("every consumer session", attached);
@@ -144,10 +143,10 @@ class FailoverSuiteIT {
         Running run = runUntilAThirdIsSent("switchover");
         Instant switched = Instant.now();
         stack.brokerPair().switchOver(queue());
-        long attachedToTheBackup = attached(sessions(2), switched).get();
+        long attachedToTheBackup = attached(sessions(2), switched);
         await().atMost(DRAIN).until(() -> run.producers().reached(0.6));
         stack.brokerPair().failBack(queue());
-        long attachedAgain = attached(sessions(2), Instant.now()).get();
+        long attachedAgain = attached(sessions(2), Instant.now());
         check("switchover, failback under load", run, switched);
         assertAttachedInTime("every consumer session, after the switchover", attachedToTheBackup);
         assertAttachedInTime("every consumer session, once the primary was live again", attachedAgain);
@@ -165,7 +164,7 @@ class FailoverSuiteIT {
         Instance victim = consumers.get(1);
         victim.crashAndRestartAfter(() -> stack.brokerPair().primary().kill());
         Instant restarted = Instant.now();
-        long attachedAfterTheRestart = attached(sessions(2), restarted).get();
+        long attachedAfterTheRestart = attached(sessions(2), restarted);
         awaitApplied(run.workload(), 0.6);
         stack.brokerPair().failBack(queue());
 
@@ -482,14 +481,12 @@ class FailoverSuiteIT {
      * Milliseconds from {@code since} until the live broker counts {@code sessions} consumers on the queue again (each
      * session of an instance is one), asked every 100 ms from now on; fails after two minutes.
      */
-    private CompletableFuture<Long> attached(int sessions, Instant since) {
-        return CompletableFuture.supplyAsync(() -> {
-            await().atMost(Duration.ofMinutes(2))
-                    .pollInterval(Duration.ofMillis(100))
-                    .ignoreExceptions()
-                    .until(() -> stack.brokerPair().consumerCount(queue()) >= sessions);
-            return Duration.between(since, Instant.now()).toMillis();
-        });
+    private long attached(int sessions, Instant since) {
+        await().atMost(Duration.ofMinutes(2))
+                .pollInterval(Duration.ofMillis(100))
+                .ignoreExceptions()
+                .until(() -> stack.brokerPair().consumerCount(queue()) >= sessions);
+        return Duration.between(since, Instant.now()).toMillis();
     }
 
     private int sessions(int instances) {

@@ -86,18 +86,14 @@ final class FaultStack implements AutoCloseable {
 
         /** The same, with another failure between the kill and the start (a broker failing over, say). */
         void crashAndRestartAfter(Runnable meanwhile) {
-            crash();
-            meanwhile.run();
-            start();
-        }
-
-        private void crash() {
             InstanceMetrics metrics = metrics();
             long duplicates = metrics.outcome("duplicate");
             long redeliveries = metrics.redeliveries();
             process.kill();
             carried.merge(DUPLICATES, duplicates, Long::sum);
             carried.merge(REDELIVERIES, redeliveries, Long::sum);
+            meanwhile.run();
+            start();
         }
 
         /** Duplicates counted by every incarnation of this instance so far (a running one must be up). */
