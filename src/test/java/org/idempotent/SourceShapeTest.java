@@ -38,11 +38,14 @@ class SourceShapeTest {
     }
 
     @Test
-    void theOutboxTableIsNamedByThePaymentsStatementAndTheOutboxAlone() throws IOException {
+    void theOutboxTableIsNamedByThePaymentsStatementAndTheOutboxAndItsCursorAlone() throws IOException {
         assertThat(sources()
                         .filter(file -> read(file).contains("payment_announcements"))
                         .map(SourceShapeTest::name))
-                .containsExactlyInAnyOrder("announcement/control/Outbox.java", "payment/control/PaymentProcessor.java");
+                .containsExactlyInAnyOrder(
+                        "announcement/control/Outbox.java",
+                        "announcement/control/OutboxCursor.java",
+                        "payment/control/PaymentProcessor.java");
     }
 
     @Test

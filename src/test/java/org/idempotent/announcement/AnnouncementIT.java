@@ -5,12 +5,17 @@ import static org.awaitility.Awaitility.await;
 
 import jakarta.jms.JMSException;
 import jakarta.json.JsonObject;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodyHandlers;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
+import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -18,6 +23,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.idempotent.announcement.control.Relay;
 import org.idempotent.fixtures.AnnouncementSubscriber;
 import org.idempotent.fixtures.AnnouncementSubscriber.Received;
 import org.idempotent.fixtures.OutboxRows;
@@ -52,6 +58,8 @@ class AnnouncementIT {
     private static final int LIGHT_RATE = 20;
 
     private static final int LIGHT_PAYMENTS = 100;
+    /** How long a session stays idle in its transaction (issue 38: a minute). */
+    private static final Duration IDLE = Duration.ofSeconds(60);
 
     @RegisterExtension
     static final RunningConsumer consumer = RunningConsumer.shared();
@@ -168,6 +176,81 @@ class AnnouncementIT {
         }
     }
 
+    /**
+     * A session idle in a transaction anywhere in the cluster holds the relay's horizon for {@link #IDLE}: the
+     * announcements of payments committed meanwhile wait, the oldest-unsent gauge shows the delay and the health check
+     * names the session; when it ends, every one goes out, once and in each account's order.
+     */
+    @Test
+    void aSessionIdleInTransactionDelaysAnnouncementsAndLosesOrReordersNone() throws Exception {
+        String prefix = "idle-" + UUID.randomUUID().toString().substring(0, 8) + "-";
+        InstanceMetrics metrics = new InstanceMetrics(consumer.process());
+        ScheduledExecutorService pacer = Executors.newSingleThreadScheduledExecutor();
+        List<UUID> sent = new ArrayList<>();
+        try (Connection idle = Database.connect(consumer.settings());
+                Statement session = idle.createStatement();
+                PaymentProducer producer = new PaymentProducer(
+                        consumer.settings(), consumer.settings().get("PAYMENTS_QUEUE"))) {
+            idle.setAutoCommit(false);
+            int pid;
+            try (ResultSet row = session.executeQuery("SELECT pg_backend_pid(), pg_current_xact_id()")) {
+                row.next();
+                pid = row.getInt(1);
+            }
+            long heldUntil = System.nanoTime() + IDLE.toNanos();
+            pacer.scheduleAtFixedRate(
+                    () -> {
+                        if (System.nanoTime()
+                                < heldUntil - Duration.ofSeconds(5).toNanos()) {
+                            UUID eventId = UUID.randomUUID();
+                            try {
+                                producer.sendText(PaymentProducer.json(eventId, prefix + (sent.size() % 5), 100));
+                            } catch (JMSException e) {
+                                throw new IllegalStateException(e);
+                            }
+                            synchronized (sent) {
+                                sent.add(eventId);
+                            }
+                        }
+                    },
+                    0,
+                    200,
+                    TimeUnit.MILLISECONDS);
+
+            await().atMost(IDLE)
+                    .until(() -> System.nanoTime()
+                            >= heldUntil - Duration.ofSeconds(3).toNanos());
+            pacer.shutdown();
+            await().atMost(Duration.ofSeconds(10))
+                    .untilAsserted(() -> assertThat(consumer.ledger().processedCount(List.copyOf(sent)))
+                            .as("payments applied while the session was idle")
+                            .isEqualTo(sent.size()));
+            assertThat(receiveQuiet(prefix))
+                    .as("announcements published while it was")
+                    .isEmpty();
+            assertThat(metrics.gauge("announcement_oldest_unsent_age_seconds"))
+                    .as("the delay in the oldest-unsent gauge")
+                    .isGreaterThanOrEqualTo(IDLE.minusSeconds(15).toSeconds());
+            assertThat(AdminClient.json(HttpClient.newHttpClient()
+                                    .send(
+                                            HttpRequest.newBuilder(
+                                                            consumer.process().uri("/health/ready"))
+                                                    .build(),
+                                            BodyHandlers.ofString()))
+                            .toString())
+                    .as("the readiness check")
+                    .contains("heldBackBy", "pid " + pid);
+            await().atMost(IDLE).until(() -> System.nanoTime() >= heldUntil);
+            idle.rollback();
+        } finally {
+            pacer.shutdownNow();
+        }
+
+        List<Received> mine = receiveFor(prefix, sent.size());
+        assertThat(mine).extracting(Received::eventId).containsExactlyInAnyOrderElementsOf(sent);
+        assertThat(AnnouncementSubscriber.violations(mine)).isEmpty();
+    }
+
     @Test
     void reannouncementPublishesTheAccountAgainInOrderFromTheGivenSequence() throws Exception {
         String account = "reann-" + UUID.randomUUID().toString().substring(0, 8);
@@ -201,63 +284,84 @@ class AnnouncementIT {
     }
 
     /**
-     * What a relay that died between sending a batch and marking it leaves: rows sent but unmarked. Together with new
-     * rows of the same account in one batch: the broker rolls back a transacted batch holding a duplicate, and the
-     * relay must neither loop on it nor lose the new rows with it.
+     * What a relay that stopped mid-window leaves: the window recorded as being published, its rows perhaps sent, the
+     * position not moved. Together with new rows of the same account in the next pass: the broker rolls back a
+     * transacted page holding a duplicate, and the relay must neither loop on it nor lose the new rows with it; the
+     * rows sent again are counted as resends.
      */
     @Test
-    void aBatchHoldingResendsIsNotRepeatedForEverAndTheNewRowsInItArePublishedOnce() throws Exception {
+    void aWindowLeftMidWayIsNotRepeatedForEverAndTheNewRowsAfterItArePublishedOnce() throws Exception {
         String account = "resend-" + UUID.randomUUID().toString().substring(0, 8);
         applyPayments(account, 4);
         assertThat(receiveFor(account, 4)).hasSize(4);
         InstanceMetrics metrics = new InstanceMetrics(consumer.process());
         double republished = metrics.gauge("announcement_republished_total");
 
-        // One statement: the relay sees the four unmarked rows and the two new ones in the same pass.
         try (Connection db = Database.connect(consumer.settings());
-                PreparedStatement unmark = db.prepareStatement("""
-                WITH unmarked AS (UPDATE payment_announcements SET sent_at = NULL WHERE account_id = ? RETURNING id)
-                SELECT count(*) FROM unmarked""")) {
-            unmark.setString(1, account);
-            try (ResultSet rows = unmark.executeQuery()) {
-                rows.next();
-                assertThat(rows.getLong(1)).isEqualTo(4);
-            }
+                Statement relayLock = db.createStatement();
+                PreparedStatement rewind = db.prepareStatement("""
+                        UPDATE announcement_relay
+                           SET position = (SELECT min(xid) FROM payment_announcements WHERE account_id = ?),
+                               window_end = pg_snapshot_xmin(pg_current_snapshot()), sent_through = 0,
+                               attempted_through = (SELECT max(id) FROM payment_announcements WHERE account_id = ?)""")) {
+            // The relay held off while its state is set back to that of one that stopped publishing these rows.
+            relayLock.execute("SELECT pg_advisory_lock(" + Relay.RELAY_LOCK + ")");
+            rewind.setString(1, account);
+            rewind.setString(2, account);
+            assertThat(rewind.executeUpdate()).isEqualTo(1);
+            relayLock.execute("SELECT pg_advisory_unlock(" + Relay.RELAY_LOCK + ")");
         }
         List<UUID> later = applyPayments(account, 2);
 
         List<Received> received = receiveFor(account, 2);
         assertThat(received).extracting(Received::eventId).containsExactlyInAnyOrderElementsOf(later);
         assertThat(received).extracting(Received::sequence).containsExactly(5L, 6L);
-        await().atMost(PATIENCE).untilAsserted(() -> assertThat(unsent(account)).isZero());
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(OutboxRows.unsent(consumer.settings(), account))
+                        .isZero());
         assertThat(metrics.gauge("announcement_republished_total")).isGreaterThanOrEqualTo(republished + 4);
+        HttpResponse<String> state = consumer.admin().get("/admin/announcements/events/" + firstOf(account));
+        assertThat(AdminClient.array(state).getJsonObject(0).getInt("sendAttempts"))
+                .as("publications of the account's first row")
+                .isEqualTo(2);
     }
 
     /**
-     * The outbox's own retention, to the minute: a row sent a minute past the window is purged, one sent a minute short
-     * of it is kept (applied long before: the window runs from the send), and an unsent row is kept however old.
+     * The outbox's own retention, by day: a day past the window whose rows are all published goes whole, a day inside
+     * it stays, and unpublished rows stay however old, in a day's partition or in the default one.
      */
     @Test
-    void sentAnnouncementsArePurgedAfterTheirWindowAndUnsentOnesNever() throws Exception {
+    void publishedDaysAreDroppedAfterTheirWindowAndUnsentRowsNever() throws Exception {
         String account = "purge-" + UUID.randomUUID().toString().substring(0, 8);
         int days = Integer.parseInt(consumer.settings().get("ANNOUNCEMENT_RETENTION_DAYS"));
-        Duration window = Duration.ofDays(days);
-        // Rows an earlier run left in the shared database that have passed the window since: gone before the count.
-        consumer.admin().postJson("/admin/announcements/purge");
-        try (Connection db = Database.connect(consumer.settings())) {
-            OutboxRows.insert(db, account, 1, window.plusDays(1), window.plusMinutes(1));
-            OutboxRows.insert(db, account, 2, window.plusDays(1), window.minusMinutes(1));
-            OutboxRows.insert(db, account, 3, window.multipliedBy(4), null);
+        try (Connection db = Database.connect(consumer.settings());
+                Statement relayLock = db.createStatement()) {
+            LocalDate[] published = OutboxRows.pastAndInside(db, account, days);
+            await().atMost(PATIENCE).until(() -> OutboxRows.unsent(consumer.settings(), account) == 0);
+            // Rows of earlier runs in the shared database, and the closing of these days: the first purge.
+            consumer.admin().postJson("/admin/announcements/purge");
+            await().atMost(OutboxRows.CLOSING_PASSED)
+                    .until(() -> OutboxRows.closedAndPassed(consumer.settings(), published));
+
+            relayLock.execute("SELECT pg_advisory_lock(" + Relay.RELAY_LOCK + ")");
+            try {
+                LocalDate unsentDay = OutboxRows.daysAgo(db, days * 4);
+                OutboxRows.partition(db, unsentDay);
+                OutboxRows.insert(db, account, 3, unsentDay);
+                OutboxRows.insert(db, account, 4, OutboxRows.daysAgo(db, days * 5)); // no partition: the default
+                JsonObject run = consumer.admin().postJson("/admin/announcements/purge");
+
+                assertThat(OutboxRows.sequences(consumer.settings(), account))
+                        .as("sequences left after the purge (%s)", run)
+                        .containsExactly(2L, 3L, 4L);
+                assertThat(run.getJsonNumber("deleted").longValue())
+                        .as("rows the purge says went")
+                        .isEqualTo(1);
+            } finally {
+                relayLock.execute("SELECT pg_advisory_unlock(" + Relay.RELAY_LOCK + ")");
+            }
         }
-
-        JsonObject run = consumer.admin().postJson("/admin/announcements/purge");
-
-        assertThat(OutboxRows.sequences(consumer.settings(), account))
-                .as("sequences left after the purge (%s)", run)
-                .containsExactly(2L, 3L);
-        assertThat(run.getJsonNumber("deleted").longValue())
-                .as("rows the purge says it deleted")
-                .isEqualTo(1);
+        await().atMost(PATIENCE).until(() -> OutboxRows.unsent(consumer.settings(), account) == 0);
     }
 
     private static List<UUID> applyPayments(String account, int count) throws JMSException {
@@ -287,7 +391,7 @@ class AnnouncementIT {
         while (mine.size() < count && System.nanoTime() < deadline) {
             mine.addAll(receiveQuiet(accountPrefix));
         }
-        await().atMost(PATIENCE).until(() -> unsentOf(accountPrefix) == 0);
+        await().atMost(PATIENCE).until(() -> OutboxRows.unsent(consumer.settings(), accountPrefix) == 0);
         mine.addAll(receiveQuiet(accountPrefix));
         assertThat(mine).as("announcements of " + accountPrefix).hasSize(count);
         return mine;
@@ -299,26 +403,14 @@ class AnnouncementIT {
                 .toList();
     }
 
-    private static long unsentOf(String accountPrefix) throws SQLException {
+    private static UUID firstOf(String account) throws SQLException {
         try (Connection db = Database.connect(consumer.settings());
                 PreparedStatement query = db.prepareStatement(
-                        "SELECT count(*) FROM payment_announcements WHERE account_id LIKE ? AND sent_at IS NULL")) {
-            query.setString(1, accountPrefix + "%");
-            try (ResultSet row = query.executeQuery()) {
-                row.next();
-                return row.getLong(1);
-            }
-        }
-    }
-
-    private static long unsent(String account) throws SQLException {
-        try (Connection db = Database.connect(consumer.settings());
-                PreparedStatement query = db.prepareStatement(
-                        "SELECT count(*) FROM payment_announcements WHERE account_id = ? AND sent_at IS NULL")) {
+                        "SELECT event_id FROM payment_announcements WHERE account_id = ? AND account_sequence = 1")) {
             query.setString(1, account);
             try (ResultSet row = query.executeQuery()) {
                 row.next();
-                return row.getLong(1);
+                return row.getObject(1, UUID.class);
             }
         }
     }

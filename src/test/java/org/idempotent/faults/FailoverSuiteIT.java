@@ -15,6 +15,7 @@ import java.sql.Statement;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -66,7 +67,7 @@ class FailoverSuiteIT {
 
     private static final long SEED = Long.getLong("faults.seed", 20261201L);
     private static final Path REPORT = Path.of("target", "failover-suite.txt");
-    private static final String UNSENT = "SELECT count(*) FROM payment_announcements WHERE sent_at IS NULL";
+    private static final String UNSENT = "SELECT count(*) FROM unsent_announcements";
     private static final String HEADER = String.format(
             "%-34s %6s %5s %6s %10s %9s %9s", "scenario", "sent", "lost", "double", "resume ms", "before/s", "after/s");
 
@@ -335,23 +336,30 @@ class FailoverSuiteIT {
     }
 
     /**
-     * The outbox purges itself, on its own timer: a row sent a day past its window goes, one sent a day short of it
-     * stays, and an unsent row stays however old. Meanwhile the relay is held off (the test holds its lock), and both
+     * The outbox purges itself, on its own timer: a published day past its window goes whole, a day inside it stays,
+     * and an unsent row stays however old. Meanwhile the relay is held off (the test holds its lock), and both
      * instances' backlog gauges show the unsent row and its age; once the lock is free it is sent and they show none.
      */
     @Test
     @Order(9)
-    void theOutboxPurgesItsSentRowsOnItsOwnAndNeverAnUnsentOne() throws Exception {
+    void theOutboxPurgesItsPublishedDaysOnItsOwnAndNeverAnUnsentRow() throws Exception {
         await().atMost(DRAIN).until(() -> single(UNSENT) == 0);
         int days = Integer.parseInt(stack.settings().get("ANNOUNCEMENT_RETENTION_DAYS"));
         String account = "outbox-purge-" + UUID.randomUUID().toString().substring(0, 8);
-        try (Connection relayLock = Database.connect(stack.settings());
-                Statement lock = relayLock.createStatement()) {
+        try (Connection db = Database.connect(stack.settings());
+                Statement lock = db.createStatement()) {
+            LocalDate[] published = OutboxRows.pastAndInside(db, account, days);
+            // Published, the days closed by a run of the timer, and the relay's position past their closing.
+            await().atMost(Duration.ofMinutes(1))
+                    .pollInterval(Duration.ofSeconds(1))
+                    .until(() -> OutboxRows.closedAndPassed(stack.settings(), published));
+
             lock.execute("SELECT pg_advisory_lock(" + Relay.RELAY_LOCK + ")");
-            Duration window = Duration.ofDays(days);
-            OutboxRows.insert(relayLock, account, 1, window.plusDays(2), window.plusDays(1));
-            OutboxRows.insert(relayLock, account, 2, window, window.minusDays(1));
-            OutboxRows.insert(relayLock, account, 3, window.multipliedBy(4), null);
+            LocalDate unsentDay = OutboxRows.daysAgo(db, days * 4);
+            assertThat(OutboxRows.partition(db, unsentDay))
+                    .as("a new partition for the unsent row")
+                    .isTrue();
+            OutboxRows.insert(db, account, 3, unsentDay);
 
             await().atMost(Duration.ofMinutes(1))
                     .pollInterval(Duration.ofSeconds(1))
@@ -363,7 +371,8 @@ class FailoverSuiteIT {
                             .isEqualTo(1);
                     assertThat(consumer.metrics().gauge("announcement_oldest_unsent_age_seconds"))
                             .as("%s: age of the oldest unsent announcement", consumer)
-                            .isGreaterThanOrEqualTo(Duration.ofDays(days * 4L).toSeconds());
+                            .isGreaterThanOrEqualTo(
+                                    Duration.ofDays(days * 4L - 1).toSeconds());
                 });
             }
             assertThat(OutboxRows.sequences(stack.settings(), account))

@@ -327,8 +327,7 @@ final class Invariant {
 
     private static long unsent(Settings settings) throws SQLException {
         try (var db = Database.connect(settings);
-                PreparedStatement query =
-                        db.prepareStatement("SELECT count(*) FROM payment_announcements WHERE sent_at IS NULL");
+                PreparedStatement query = db.prepareStatement("SELECT count(*) FROM unsent_announcements");
                 ResultSet row = query.executeQuery()) {
             row.next();
             return row.getLong(1);

@@ -20,7 +20,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.idempotent.announcement.control.AnnouncementPublisher;
-import org.idempotent.announcement.control.Outbox;
+import org.idempotent.announcement.control.OutboxCursor;
 import org.idempotent.announcement.control.Relay;
 import org.idempotent.announcement.entity.AnnouncementMessage;
 import org.idempotent.payment.control.PaymentMessageParser;
@@ -36,7 +36,8 @@ import org.idempotent.stack.Settings;
  * parsing it with the product's parser, running the product's statements over pgjdbc in one transaction (the dedup
  * insert, the guarded upsert that writes the outbox row; after a unique violation, the rollback and the read of the
  * original record) and acknowledging after the commit; and one relay thread publishing the outbox as the product's
- * relay does (its lock, claim, one broker transaction per batch, mark), woken by each commit and every 5 s. Runs until
+ * relay does (its lock, the window past its position, one broker transaction per page, the move of the position), woken
+ * by each commit and every 5 s. Runs until
  * killed; the benchmark times and checks it like a Payara instance.
  */
 public final class BareConsumer {
@@ -155,14 +156,10 @@ public final class BareConsumer {
                 relayWake.tryAcquire(5, TimeUnit.SECONDS);
                 relayWake.drainPermits();
                 AdvisoryLock.whileHeld(db, Relay.RELAY_LOCK, () -> {
-                    List<AnnouncementMessage> batch;
-                    do {
-                        batch = Outbox.claim(db, Relay.BATCH_SIZE);
-                        if (!batch.isEmpty()) {
-                            publish(session, producer, batch);
-                            Outbox.markSent(db, batch);
-                        }
-                    } while (batch.size() == Relay.BATCH_SIZE);
+                    while (OutboxCursor.publishNext(
+                            db, OutboxCursor.position(db), false, batch -> publish(session, producer, batch))) {
+                        // a full window: there may be more below the horizon
+                    }
                     return true;
                 });
             }

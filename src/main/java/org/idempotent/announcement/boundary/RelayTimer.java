@@ -48,13 +48,16 @@ public class RelayTimer {
     @PostConstruct
     void start() {
         relay.wake();
+        // The day partitions ahead before the first scheduled run: after a long stop, today's may be missing.
+        timers.createSingleActionTimer(1, new TimerConfig("outbox maintenance at start", false));
         String schedule = settings.announcementSchedule();
         try {
             timers.createCalendarTimer(
                     RetentionPolicy.parseSchedule(schedule), new TimerConfig("sent announcement purge", false));
             LOG.log(Level.INFO, "Outbox: purging sent announcements on schedule {0}", schedule);
         } catch (IllegalArgumentException e) {
-            // Relaying goes on; only the purge waits, and keeping sent rows longer loses nothing.
+            // Relaying goes on; only the purge waits, and keeping sent rows longer loses nothing (a day without a
+            // partition of its own is written to the default partition).
             LOG.log(
                     Level.SEVERE,
                     "No purge of sent announcements until " + RetentionPolicy.ANNOUNCEMENT_SCHEDULE

@@ -6,64 +6,67 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import javax.sql.DataSource;
 import org.idempotent.Resources;
 import org.idempotent.announcement.entity.Announcement;
-import org.idempotent.announcement.entity.AnnouncementMessage;
 import org.idempotent.payment.control.PaymentProcessor;
 import org.idempotent.retention.control.AdvisoryLock;
-import org.idempotent.retention.control.BatchedDelete;
 
 /**
- * The outbox, table payment_announcements: every statement on it but one. That one writes the rows: the payment's own
- * statement, {@link PaymentProcessor#GUARDED_UPSERT}, which applies a payment and writes its announcement together, so
- * that a payment is announced if and only if it committed, at no extra round trip. The relay claims unsent rows here in
- * id order (an account's commit order), marks them sent once the broker has them, and purges sent rows after their
- * window; the admin API reads an event's rows and marks an account's unsent again. All in autocommit: each statement
- * is a transaction of its own.
+ * The outbox, table payment_announcements: every statement on it but the relay's ({@link OutboxCursor}) and one.
+ * That one writes the rows: the payment's own statement, {@link PaymentProcessor#GUARDED_UPSERT}, which applies a
+ * payment and writes its announcement together, so that a payment is announced if and only if it committed, at no
+ * extra round trip. Nothing updates or deletes a row after that (but a resend's count, after a relay stopped
+ * mid-window): the relay keeps one position, and retention drops whole days (V7__outbox_cursor.sql). Here: the
+ * backlog, the days' upkeep, the admin API's reads and re-announcement. All in autocommit: each statement is a
+ * transaction of its own.
  */
 @ApplicationScoped
 public class Outbox {
 
-    static final String CLAIM = """
-            UPDATE payment_announcements SET send_attempts = send_attempts + 1
-             WHERE id IN (SELECT id FROM payment_announcements WHERE sent_at IS NULL ORDER BY id LIMIT ?)
-            RETURNING id, event_id, account_id, amount_cents, balance_cents, account_sequence, applied_at, generation,
-                      send_attempts""";
-    static final String MARK_SENT = "UPDATE payment_announcements SET sent_at = clock_timestamp() WHERE id = ANY (?)";
     static final String BACKLOG = """
-            SELECT count(*), coalesce(extract(epoch FROM clock_timestamp() - min(applied_at)), 0)
-              FROM payment_announcements WHERE sent_at IS NULL""";
-    static final String PURGE_BATCH = """
-            DELETE FROM payment_announcements
-             WHERE ctid = ANY (ARRAY(SELECT ctid FROM payment_announcements
-                                      WHERE sent_at < clock_timestamp() - make_interval(secs => ?) LIMIT ?))""";
+            SELECT count(*), coalesce(extract(epoch FROM clock_timestamp() - min(written_at)), 0)
+              FROM unsent_announcements""";
+    /** Drops the days past the window (and deletes published rows of the default partition past it). */
+    static final String MAINTENANCE = "SELECT announcement_maintenance(make_interval(secs => ?))";
     /**
-     * Unsent again, with a new generation (a new duplicate-detection ID, or the broker would drop the copies as
-     * resends). Sent rows only: an unsent one goes out anyway.
+     * Copies of the account's latest announcements from a sequence number on, with a new generation (a new
+     * duplicate-detection ID, or the broker would drop them as resends), written under the account's row lock like a
+     * payment's, so that they go out after everything the account committed before and before what comes after.
      */
     static final String REANNOUNCE = """
-            UPDATE payment_announcements SET sent_at = NULL, generation = generation + 1
-             WHERE account_id = ? AND account_sequence >= ? AND sent_at IS NOT NULL""";
+            WITH locked AS (SELECT id FROM accounts WHERE id = ? FOR UPDATE),
+            latest AS (
+                SELECT DISTINCT ON (a.account_sequence) a.*
+                  FROM payment_announcements a, locked
+                 WHERE a.account_id = locked.id AND a.account_sequence >= ?
+                 ORDER BY a.account_sequence, a.generation DESC)
+            INSERT INTO payment_announcements (id, event_id, account_id, amount_cents, balance_cents, account_sequence,
+                                               applied_at, generation)
+            SELECT nextval('announcement_ids'), event_id, account_id, amount_cents, balance_cents, account_sequence,
+                   applied_at, generation + 1
+              FROM (SELECT * FROM latest ORDER BY account_sequence) AS in_order""";
+
+    /** The oldest transaction holding the horizon: its backend's pid, user, application and state. */
+    static final String HORIZON_HOLDER = """
+            SELECT pid, usename, application_name, state FROM pg_stat_activity
+             WHERE backend_xid IS NOT NULL ORDER BY age(backend_xid) DESC LIMIT 1""";
 
     static final String OF_EVENT = """
-            SELECT event_id, account_id, account_sequence, amount_cents, balance_cents, applied_at, sent_at,
-                   send_attempts, generation
-              FROM payment_announcements WHERE event_id = ? ORDER BY account_sequence""";
+            SELECT a.event_id, a.account_id, a.account_sequence, a.amount_cents, a.balance_cents, a.applied_at,
+                   a.xid < r.position, a.resends, a.generation
+              FROM payment_announcements a, announcement_relay r
+             WHERE a.event_id = ? ORDER BY a.id""";
     static final String OLDEST_RETAINED =
             "SELECT min(account_sequence) FROM payment_announcements WHERE account_id = ?";
 
     /** Advisory lock key of the purge ("annpurge" in ASCII), the same on every instance. */
     static final long PURGE_LOCK = 0x616e6e7075726765L;
-
-    static final int PURGE_BATCH_SIZE = 5000;
 
     /** Unsent rows, and the age in seconds of the oldest (0 if none). */
     public record Backlog(long unsent, double oldestAgeSeconds) {}
@@ -71,40 +74,7 @@ public class Outbox {
     @Resource(lookup = Resources.DATA_SOURCE)
     DataSource dataSource;
 
-    /** Up to {@code limit} unsent rows in id order, each counted as one more send attempt. */
-    public static List<AnnouncementMessage> claim(Connection db, int limit) throws SQLException {
-        List<AnnouncementMessage> batch = new ArrayList<>();
-        try (PreparedStatement claim = db.prepareStatement(CLAIM)) {
-            claim.setInt(1, limit);
-            try (ResultSet row = claim.executeQuery()) {
-                while (row.next()) {
-                    batch.add(new AnnouncementMessage(
-                            row.getLong(1),
-                            row.getObject(2, UUID.class),
-                            row.getString(3),
-                            row.getLong(4),
-                            row.getLong(5),
-                            row.getLong(6),
-                            row.getTimestamp(7).toInstant(),
-                            row.getInt(8),
-                            row.getInt(9)));
-                }
-            }
-        }
-        // RETURNING has no order; the id order is the commit order of each account's payments.
-        batch.sort(Comparator.comparingLong(AnnouncementMessage::rowId));
-        return batch;
-    }
-
-    public static void markSent(Connection db, List<AnnouncementMessage> batch) throws SQLException {
-        try (PreparedStatement mark = db.prepareStatement(MARK_SENT)) {
-            Long[] ids = batch.stream().map(AnnouncementMessage::rowId).toArray(Long[]::new);
-            mark.setArray(1, db.createArrayOf("bigint", ids));
-            mark.executeUpdate();
-        }
-    }
-
-    Backlog backlog() throws SQLException {
+    public Backlog backlog() throws SQLException {
         try (Connection db = dataSource.getConnection();
                 PreparedStatement query = db.prepareStatement(BACKLOG);
                 ResultSet row = query.executeQuery()) {
@@ -114,19 +84,38 @@ public class Outbox {
     }
 
     /**
-     * Deletes sent rows older than {@code window} in batches, one instance at a time; unsent rows are never deleted.
+     * The session whose transaction holds the horizon, as PostgreSQL shows it to this role (another role's state
+     * reads null), for the operator who finds announcements delayed; empty if no transaction holds one.
+     */
+    public Optional<String> horizonHolder() throws SQLException {
+        try (Connection db = dataSource.getConnection();
+                PreparedStatement query = db.prepareStatement(HORIZON_HOLDER);
+                ResultSet row = query.executeQuery()) {
+            if (!row.next()) {
+                return Optional.empty();
+            }
+            return Optional.of("pid " + row.getInt(1) + " (user " + row.getString(2) + ", application '"
+                    + row.getString(3) + "', " + (row.getString(4) == null ? "state not shown" : row.getString(4))
+                    + ")");
+        }
+    }
+
+    /**
+     * Drops the days of the outbox past {@code window} whose rows are all published, one instance at a time; unsent
+     * rows are never dropped. Creates the partitions of the next days on the way.
      *
-     * @return the rows deleted; empty if another instance's purge holds the lock
+     * @return the rows that went; empty if another instance's purge holds the lock
      */
     Optional<Long> purgeSent(Duration window) throws SQLException {
         try (Connection db = dataSource.getConnection()) {
             db.setAutoCommit(true);
             return AdvisoryLock.whileHeld(db, PURGE_LOCK, () -> {
-                try (PreparedStatement delete = db.prepareStatement(PURGE_BATCH)) {
-                    delete.setDouble(1, window.toSeconds());
-                    delete.setInt(2, PURGE_BATCH_SIZE);
-                    return BatchedDelete.run(delete::executeUpdate, PURGE_BATCH_SIZE, BatchedDelete.Pacing.FLAT_OUT)
-                            .deleted();
+                try (PreparedStatement maintain = db.prepareStatement(MAINTENANCE)) {
+                    maintain.setDouble(1, window.toSeconds());
+                    try (ResultSet row = maintain.executeQuery()) {
+                        row.next();
+                        return row.getLong(1);
+                    }
                 }
             });
         }
@@ -140,7 +129,7 @@ public class Outbox {
             query.setObject(1, eventId);
             try (ResultSet row = query.executeQuery()) {
                 while (row.next()) {
-                    Timestamp sentAt = row.getTimestamp(7);
+                    boolean sent = row.getBoolean(7);
                     found.add(new Announcement(
                             row.getObject(1, UUID.class),
                             row.getString(2),
@@ -148,9 +137,8 @@ public class Outbox {
                             row.getLong(4),
                             row.getLong(5),
                             row.getTimestamp(6).toInstant(),
-                            sentAt == null ? Announcement.State.UNSENT : Announcement.State.SENT,
-                            sentAt == null ? null : sentAt.toInstant(),
-                            row.getInt(8),
+                            sent ? Announcement.State.SENT : Announcement.State.UNSENT,
+                            (sent ? 1 : 0) + row.getInt(8),
                             row.getInt(9)));
                 }
             }
@@ -171,14 +159,14 @@ public class Outbox {
         }
     }
 
-    /** Marks every retained sent announcement of the account from {@code fromSequence} on for publication again. */
+    /** Writes copies of the account's retained announcements from {@code fromSequence} on, for publication again. */
     public int reannounce(String accountId, long fromSequence) throws SQLException {
         try (Connection db = dataSource.getConnection()) {
             db.setAutoCommit(true);
-            try (PreparedStatement update = db.prepareStatement(REANNOUNCE)) {
-                update.setString(1, accountId);
-                update.setLong(2, fromSequence);
-                return update.executeUpdate();
+            try (PreparedStatement insert = db.prepareStatement(REANNOUNCE)) {
+                insert.setString(1, accountId);
+                insert.setLong(2, fromSequence);
+                return insert.executeUpdate();
             }
         }
     }

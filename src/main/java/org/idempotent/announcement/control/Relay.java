@@ -11,7 +11,6 @@ import jakarta.jms.JMSException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -19,7 +18,6 @@ import javax.sql.DataSource;
 import org.eclipse.microprofile.metrics.MetricRegistry;
 import org.idempotent.Resources;
 import org.idempotent.announcement.control.RelayPacing.Pass;
-import org.idempotent.announcement.entity.AnnouncementMessage;
 import org.idempotent.payment.entity.PaymentApplied;
 import org.idempotent.retention.control.AdvisoryLock;
 import org.idempotent.retention.control.RetentionSettings;
@@ -28,14 +26,16 @@ import org.idempotent.retention.entity.UnsafeRetention;
 import org.idempotent.schema.boundary.SchemaMigration;
 
 /**
- * Publishes the {@link Outbox}: a pass claims unsent rows in id order, has the {@link AnnouncementPublisher} send each
- * batch in one broker transaction, then marks the batch sent, until no row is left. Woken by every payment this
+ * Publishes the {@link Outbox}: a pass takes the window of rows past the relay's position that can go (see the outbox),
+ * has the {@link AnnouncementPublisher} send it in pages of one broker transaction each, then moves the position past
+ * it, until no row below the horizon is left. Woken by every payment this
  * instance applies (after its commit), by the {@code RelayTimer} every few seconds (for other instances' rows and after
  * a failure) and by a re-announcement; {@link RelayPacing} decides when a pass runs. One relay at a time across
  * instances: an advisory lock held for the pass.
  *
- * <p>A send and its mark are not atomic: a crash between them publishes the batch again, and the broker's duplicate
- * detection drops the copies (see the publisher); a subscriber can recognise one by its event ID and sequence.
+ * <p>A send and the move of the position are not atomic: a relay that stops between them publishes the window's rest
+ * again, and the broker's duplicate detection drops the copies (see the publisher); a subscriber can recognise one by
+ * its event ID and sequence.
  */
 @ApplicationScoped
 public class Relay {
@@ -43,10 +43,10 @@ public class Relay {
     /** Advisory lock key ("announce" in ASCII), the same on every instance. */
     public static final long RELAY_LOCK = 0x616e6e6f756e6365L;
 
-    /** Rows per broker transaction. */
-    public static final int BATCH_SIZE = 200;
-
     private static final Duration BACKLOG_FRESHNESS = Duration.ofSeconds(5);
+    /** How often at most the position moves over a window without rows (one write). */
+    private static final Duration EMPTY_ADVANCE_INTERVAL = Duration.ofSeconds(1);
+
     private static final Logger LOG = Logger.getLogger(Relay.class.getName());
 
     @Resource(lookup = Resources.DATA_SOURCE)
@@ -74,6 +74,7 @@ public class Relay {
     private volatile boolean failing;
     private volatile Outbox.Backlog backlog;
     private volatile long backlogMeasuredAt;
+    private volatile long emptyAdvancedAt = System.nanoTime();
 
     @PostConstruct
     void start() {
@@ -131,14 +132,13 @@ public class Relay {
 
     private boolean publishAll(Connection db) throws SQLException {
         try (AnnouncementPublisher.Publication publication = publisher.open()) {
-            List<AnnouncementMessage> batch;
-            do {
-                batch = Outbox.claim(db, BATCH_SIZE);
-                if (!batch.isEmpty()) {
-                    publication.publish(batch);
-                    Outbox.markSent(db, batch);
-                }
-            } while (batch.size() == BATCH_SIZE);
+            boolean advanceEmpty = System.nanoTime() - emptyAdvancedAt > EMPTY_ADVANCE_INTERVAL.toNanos();
+            while (OutboxCursor.publishNext(db, OutboxCursor.position(db), advanceEmpty, publication::publish)) {
+                // a full window: there may be more below the horizon
+            }
+            if (advanceEmpty) {
+                emptyAdvancedAt = System.nanoTime();
+            }
             return true;
         } catch (JMSException e) {
             throw new IllegalStateException("the broker failed the relay's session: " + e, e);
@@ -146,7 +146,8 @@ public class Relay {
     }
 
     /**
-     * Deletes sent announcements older than their window, in batches; unsent rows are never deleted.
+     * Drops the outbox's days past their window whose rows are all published, and creates those ahead; unsent rows are
+     * never dropped.
      *
      * @return the rows deleted: 0 also when the window is unsafe, the database failed (both logged) or another
      *     instance's purge holds the lock
@@ -168,10 +169,10 @@ public class Relay {
     }
 
     /**
-     * The backlog, or -1 for both figures if the database does not answer. One query serves both gauges and every
-     * scrape for {@link #BACKLOG_FRESHNESS}, as the dedup table's gauges do.
+     * The backlog, or -1 for both figures if the database does not answer. One query serves both gauges, the health
+     * check and every scrape for {@link #BACKLOG_FRESHNESS}, as the dedup table's gauges do.
      */
-    private Outbox.Backlog backlog() {
+    public Outbox.Backlog backlog() {
         Outbox.Backlog measured = backlog;
         if (measured == null || System.nanoTime() - backlogMeasuredAt > BACKLOG_FRESHNESS.toNanos()) {
             try {

@@ -8,10 +8,9 @@ import java.util.UUID;
 /**
  * An outbox row as the admin API shows it: one applied payment's announcement, and whether the relay has published it.
  *
- * @param state SENT once {@code sentAt} is set
- * @param sentAt null while unsent
- * @param sendAttempts publications so far: more than 1 after a crash between a send and its mark, or a re-announcement
- * @param generation raised by each re-announcement
+ * @param state SENT once the relay's position is past the row
+ * @param sendAttempts publications so far: more than 1 after a relay stopped mid-window and published it again
+ * @param generation 0 for the payment's own announcement, raised by each re-announcement (a copy of its own)
  */
 public record Announcement(
         UUID eventId,
@@ -21,7 +20,6 @@ public record Announcement(
         long balanceCents,
         Instant appliedAt,
         Announcement.State state,
-        Instant sentAt,
         int sendAttempts,
         int generation) {
 
@@ -35,8 +33,6 @@ public record Announcement(
         requireNonNull(eventId, "eventId");
         requireNonNull(accountId, "accountId");
         requireNonNull(appliedAt, "appliedAt");
-        if (state != (sentAt == null ? State.UNSENT : State.SENT)) {
-            throw new IllegalArgumentException(state + " with sentAt " + sentAt);
-        }
+        requireNonNull(state, "state");
     }
 }

@@ -13,7 +13,7 @@ import java.util.UUID;
  * (src/site/markdown/message-contract.md). The body is JSON; the event ID, account and sequence are also properties,
  * for selectors and for a subscriber that drops what it has seen without parsing.
  *
- * @param rowId the outbox row's identity: the relay's order, and the row it marks sent
+ * @param rowId the outbox row's identity, drawn under the account's row lock: the relay's order
  * @param generation raised by each re-announcement, so that a deliberate copy is not dropped as a duplicate
  * @param sendAttempts publications of this row so far, this one included
  */

@@ -1,0 +1,250 @@
+package org.idempotent.announcement.control;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.function.Consumer;
+import org.idempotent.announcement.entity.AnnouncementMessage;
+
+/**
+ * The relay's position in the outbox and the windows past it (table announcement_relay, V7__outbox_cursor.sql): how
+ * the relay finds what to publish without writing to a row it publishes.
+ *
+ * <p>The position is a transaction ID: every row written by a transaction below it is published. A window runs from
+ * the position to at most the horizon, the oldest transaction still running anywhere in the cluster
+ * ({@code pg_snapshot_xmin}): below it every transaction has ended, so no row can appear there any more, and what is
+ * there is read whole. A window is published in id order, and ids are drawn under the account's row lock (the
+ * payment's statement takes it first), so an account's rows go out in the order they committed.
+ *
+ * <p>Transaction-ID order is not that order: a transaction takes its ID at its first write, the dedup insert, and
+ * may take the account's lock after a later one. So a window ends below any row whose account has an earlier row
+ * (by id) at or above the window's end ({@link #BLOCKED}): that earlier row committed first but is not published yet,
+ * and the later one waits for it. A long or idle transaction anywhere holds the horizon, and with it every
+ * announcement committed after it began; the backlog's gauges show it, and nothing is lost or reordered when it ends.
+ *
+ * <p>Statements on the relay's connection, in autocommit, under its lock.
+ */
+public final class OutboxCursor {
+
+    /** Rows per broker transaction. */
+    public static final int PAGE_SIZE = 200;
+
+    /** Where the relay stands (see announcement_relay in V7) and the horizon. */
+    static final String POSITION = """
+            SELECT position::text, window_end::text, sent_through, attempted_through,
+                   pg_snapshot_xmin(pg_current_snapshot())::text
+              FROM announcement_relay""";
+    /**
+     * The lowest transaction ID in the window [?2, ?1) with a row that must wait: an earlier row of its account, in
+     * lock order, is at or above ?1. Driven from the rows at or above the end, a handful in steady state.
+     */
+    static final String BLOCKED = """
+            SELECT min(r.xid)::text
+              FROM payment_announcements p
+              JOIN payment_announcements r ON r.account_id = p.account_id AND r.id > p.id
+             WHERE p.xid >= CAST(? AS xid8) AND r.xid >= CAST(? AS xid8) AND r.xid < CAST(? AS xid8)""";
+
+    /** A window being published: any of its rows may have been sent (attempted_through: every id). */
+    static final String OPEN_WINDOW = """
+            UPDATE announcement_relay
+               SET window_end = CAST(? AS xid8), sent_through = 0, attempted_through = 9223372036854775807""";
+
+    static final String PAGE = """
+            SELECT id, event_id, account_id, amount_cents, balance_cents, account_sequence, applied_at, generation,
+                   resends
+              FROM payment_announcements
+             WHERE xid >= CAST(? AS xid8) AND xid < CAST(? AS xid8) AND id > ?
+             ORDER BY id LIMIT ?""";
+    static final String SENT_THROUGH = "UPDATE announcement_relay SET sent_through = ?";
+    static final String CLOSE_WINDOW = """
+            UPDATE announcement_relay
+               SET position = CAST(? AS xid8), window_end = CAST(? AS xid8), sent_through = 0, attempted_through = 0""";
+    /** Rows a relay that stopped mid-window may have published: publishing them again is a resend. */
+    static final String COUNT_RESENDS = """
+            UPDATE payment_announcements SET resends = resends + 1
+             WHERE xid >= CAST(? AS xid8) AND xid < CAST(? AS xid8) AND id > ? AND id <= ?""";
+
+    /**
+     * The relay's position, the window being published ({@code windowEnd} above the position: left mid-way, with its
+     * rows through {@code sentThrough} published and through {@code attemptedThrough} perhaps), and the horizon.
+     */
+    public record Position(long position, long windowEnd, long sentThrough, long attemptedThrough, long horizon) {
+
+        boolean windowOpen() {
+            return windowEnd > position;
+        }
+    }
+
+    /** The rows of a window to publish in order, and whether more may follow it. */
+    public record Page(List<AnnouncementMessage> rows, boolean full) {
+
+        long lastId() {
+            return rows.get(rows.size() - 1).rowId();
+        }
+    }
+
+    private OutboxCursor() {}
+
+    public static Position position(Connection db) throws SQLException {
+        try (PreparedStatement query = db.prepareStatement(POSITION);
+                ResultSet row = query.executeQuery()) {
+            if (!row.next()) {
+                throw new SQLException("announcement_relay has no row: the V7 migration did not run");
+            }
+            return new Position(
+                    Long.parseLong(row.getString(1)),
+                    Long.parseLong(row.getString(2)),
+                    row.getLong(3),
+                    row.getLong(4),
+                    Long.parseLong(row.getString(5)));
+        }
+    }
+
+    /**
+     * The end of the next window from the position: the horizon, lowered below every row that must wait for an
+     * earlier row of its account (repeated, as lowering it can make another row wait). The position itself if nothing
+     * can go yet.
+     */
+    public static long windowEnd(Connection db, Position at) throws SQLException {
+        long end = at.horizon();
+        try (PreparedStatement blocked = db.prepareStatement(BLOCKED)) {
+            while (end > at.position()) {
+                blocked.setString(1, Long.toString(end));
+                blocked.setString(2, Long.toString(at.position()));
+                blocked.setString(3, Long.toString(end));
+                try (ResultSet row = blocked.executeQuery()) {
+                    row.next();
+                    String first = row.getString(1);
+                    if (first == null) {
+                        return end;
+                    }
+                    end = Long.parseLong(first);
+                }
+            }
+        }
+        return at.position();
+    }
+
+    /** Records the window as being published, before its first page goes out. */
+    public static void open(Connection db, long end) throws SQLException {
+        try (PreparedStatement update = db.prepareStatement(OPEN_WINDOW)) {
+            update.setString(1, Long.toString(end));
+            update.executeUpdate();
+        }
+    }
+
+    /**
+     * Up to {@code limit} rows of the window [{@code from}, {@code end}) after row {@code after}, in id order; rows a
+     * stopped relay may have published already ({@code attemptedThrough}) are counted as resends first.
+     */
+    public static Page page(Connection db, long from, long end, long after, long attemptedThrough, int limit)
+            throws SQLException {
+        if (attemptedThrough > after) {
+            try (PreparedStatement resends = db.prepareStatement(COUNT_RESENDS)) {
+                resends.setString(1, Long.toString(from));
+                resends.setString(2, Long.toString(end));
+                resends.setLong(3, after);
+                resends.setLong(4, attemptedThrough);
+                resends.executeUpdate();
+            }
+        }
+        List<AnnouncementMessage> rows = new ArrayList<>();
+        try (PreparedStatement page = db.prepareStatement(PAGE)) {
+            page.setString(1, Long.toString(from));
+            page.setString(2, Long.toString(end));
+            page.setLong(3, after);
+            page.setInt(4, limit);
+            try (ResultSet row = page.executeQuery()) {
+                while (row.next()) {
+                    rows.add(new AnnouncementMessage(
+                            row.getLong(1),
+                            row.getObject(2, UUID.class),
+                            row.getString(3),
+                            row.getLong(4),
+                            row.getLong(5),
+                            row.getLong(6),
+                            row.getTimestamp(7).toInstant(),
+                            row.getInt(8),
+                            row.getInt(9) + 1));
+                }
+            }
+        }
+        return new Page(rows, rows.size() == limit);
+    }
+
+    /** Records a page of a window that has more as published. */
+    public static void sentThrough(Connection db, long id) throws SQLException {
+        try (PreparedStatement update = db.prepareStatement(SENT_THROUGH)) {
+            update.setLong(1, id);
+            update.executeUpdate();
+        }
+    }
+
+    /** Moves the position to the window's end: everything below it is published. */
+    public static void close(Connection db, long end) throws SQLException {
+        try (PreparedStatement update = db.prepareStatement(CLOSE_WINDOW)) {
+            update.setString(1, Long.toString(end));
+            update.setString(2, Long.toString(end));
+            update.executeUpdate();
+        }
+    }
+
+    /**
+     * Publishes the next window (or finishes the one a relay left mid-way) and moves the position past it: the window
+     * opened, then its pages, then closed; so with a multi-page window, one write per page.
+     *
+     * @return whether the window was full, so that another may follow at once
+     */
+    public static boolean publishNext(
+            Connection db, Position at, boolean advanceEmpty, Consumer<List<AnnouncementMessage>> send)
+            throws SQLException {
+        long end;
+        long after;
+        long attempted;
+        if (at.windowOpen()) {
+            end = at.windowEnd();
+            after = at.sentThrough();
+            attempted = at.attemptedThrough();
+        } else {
+            end = windowEnd(db, at);
+            after = 0;
+            attempted = 0;
+        }
+        Page page = page(db, at.position(), end, after, attempted, PAGE_SIZE);
+        if (page.rows().isEmpty()) {
+            if (at.windowOpen()) {
+                // Left with every page sent but the position not moved.
+                close(db, end);
+                return true;
+            }
+            if (advanceEmpty && end > at.position()) {
+                // Only other transactions ended (a duplicate's rollback, a purge): the position follows now and then,
+                // so that a quiet outbox's finished days can be dropped.
+                close(db, end);
+            }
+            return false;
+        }
+        if (!at.windowOpen()) {
+            open(db, end);
+        }
+        int pages = 0;
+        while (true) {
+            send.accept(page.rows());
+            pages++;
+            if (!page.full()) {
+                break;
+            }
+            sentThrough(db, page.lastId());
+            page = page(db, at.position(), end, page.lastId(), attempted, PAGE_SIZE);
+            if (page.rows().isEmpty()) {
+                break;
+            }
+        }
+        close(db, end);
+        return pages > 1 || page.full();
+    }
+}
