@@ -156,7 +156,7 @@ public final class BareConsumer {
                 relayWake.tryAcquire(5, TimeUnit.SECONDS);
                 relayWake.drainPermits();
                 AdvisoryLock.whileHeld(db, Relay.RELAY_LOCK, () -> {
-                    while (OutboxCursor.publishNext(
+                    while (Relay.publishNext(
                             db, OutboxCursor.position(db), false, batch -> publish(session, producer, batch))) {
                         // a full window: there may be more below the horizon
                     }

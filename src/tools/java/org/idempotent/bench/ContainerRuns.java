@@ -100,8 +100,10 @@ final class ContainerRuns {
     private Instant profiledTo;
 
     private long profiledMessages;
-    /** Whether the product and the bare consumer drain the set a third time (--steady). */
+    /** Whether the product, the bare consumer and the --duplicate-cost runs drain the set a third time (--steady). */
     private boolean steady;
+    /** What each pass wrote to the outbox (--outbox-writes); null: not counted. */
+    private OutboxWrites outboxWrites;
 
     /**
      * @param base Payara's JVM options for every run
@@ -115,6 +117,17 @@ final class ContainerRuns {
 
     void steadyToo() {
         steady = true;
+    }
+
+    void countOutboxWrites() {
+        outboxWrites = new OutboxWrites(stack.settings);
+    }
+
+    /** Before a pass, while nothing consumes: what the outbox holds so far, if this run counts it. */
+    private void passStarts() throws Exception {
+        if (outboxWrites != null) {
+            outboxWrites.passStarts();
+        }
     }
 
     /** The cold and the warm pass of {@code variant} at {@code sessions}, on a fresh database with a past of {@code pastRows}. */
@@ -139,6 +152,7 @@ final class ContainerRuns {
                     + ",settings=profile,dumponexit=true"));
         }
         Settings instance = stack.settings.with("CONSUMER_MAX_SESSIONS", String.valueOf(sessions));
+        passStarts();
         long jvmStart = System.nanoTime();
         try (PayaraMicroProcess micro = options.start("bench-" + sessions, instance, war);
                 HeapSampler heap = new HeapSampler(micro)) {
@@ -153,12 +167,14 @@ final class ContainerRuns {
                     .ready(ready.get(PayaraMicroProcess.READY_TIMEOUT.toSeconds(), TimeUnit.SECONDS));
             System.out.printf(Locale.ROOT, "    JVM start to readiness %.1f s%n", cold.toReady());
             printMemory(micro, heap);
+            passStarts();
             stack.again(messages, coldStart);
             Result warm = drain(variant, sessions, messages, micro, announces, profiled, 0);
             printMemory(micro, heap);
-            if (!steady || !variant.equals("product")) {
+            if (!steady || !(variant.equals("product") || DuplicateCost.isRun(variant))) {
                 return List.of(cold, warm);
             }
+            passStarts();
             stack.again(messages, coldStart);
             return List.of(cold, warm, drain(variant + Result.STEADY, sessions, messages, micro, announces, false, 0));
         }
@@ -173,16 +189,19 @@ final class ContainerRuns {
         stack.preload(messages);
         stack.announcements().reset();
         Settings instance = stack.settings.with("CONSUMER_MAX_SESSIONS", String.valueOf(sessions));
+        passStarts();
         long jvmStart = System.nanoTime();
         try (BareConsumer.Child bare = new BareConsumer.Child(instance)) {
             Instant coldStart = Instant.now();
             Result cold =
                     drain(variant + Result.COLD, sessions, messages, bare.pid(), bare.log(), true, false, jvmStart);
+            passStarts();
             stack.again(messages, coldStart);
             Result warm = drain(variant, sessions, messages, bare.pid(), bare.log(), true, false, 0);
             if (!steady) {
                 return List.of(cold, warm);
             }
+            passStarts();
             stack.again(messages, coldStart);
             return List.of(
                     cold,
@@ -266,15 +285,21 @@ final class ContainerRuns {
             }
             Thread.sleep(20);
         }
+        String checked = check(variant, messages, announces);
+        // After the check: it waits for the announcements, so the relay is done with the pass.
+        OutboxWrites.Writes outbox = outboxWrites == null
+                ? null
+                : outboxWrites.passEnded(last, messages.distinct().size());
         return Report.print(new Result(
                 variant,
                 sessions,
                 (int) counted,
                 (last - first) / 1e9,
-                check(variant, messages, announces),
+                checked,
                 jvmStart == 0 ? 0 : (last - jvmStart) / 1e9,
                 cpuMillis,
-                0));
+                0,
+                outbox));
     }
 
     /** Every pass checks what it can: exact balances, and with the outbox one announcement per applied event. */

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.ToDoubleFunction;
+import java.util.stream.DoubleStream;
 
 /**
  * The results of one run, side by side: a line per pass as it ends, then the table, the issue's ratios for the warm
@@ -105,6 +106,8 @@ final class Report {
         printRatios("warm: the second pass, what a running consumer does", "");
         printRatios("cold start: the first pass, JIT compilation included", Result.COLD);
         printTargets();
+        OutboxWrites.printMedians(results);
+        DuplicateCost.print(results);
         if (peakRssMib > 0) {
             System.out.printf(
                     Locale.ROOT,
@@ -285,12 +288,15 @@ final class Report {
 
     /** The median of one figure of the variant's passes at this concurrency. */
     private double medianAt(String variant, int concurrency, ToDoubleFunction<Result> figure) {
-        double[] values = results.stream()
+        return median(results.stream()
                 .filter(r -> r.variant().equals(variant) && r.concurrency() == concurrency)
-                .mapToDouble(figure)
-                .sorted()
-                .toArray();
-        return values[values.length / 2];
+                .mapToDouble(figure));
+    }
+
+    /** The middle value, the upper of the two middle ones of an even count. */
+    static double median(DoubleStream values) {
+        double[] sorted = values.sorted().toArray();
+        return sorted[sorted.length / 2];
     }
 
     /** The ratios over the variants named with {@code suffix}, each at its best concurrency. */

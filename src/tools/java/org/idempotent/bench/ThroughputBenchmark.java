@@ -36,12 +36,16 @@ import org.idempotent.stack.Settings;
  *       the announcement ({@link OutboxOff}), at the product's best concurrency;
  *   <li>heaps and compared variants: the product again with other JVM options, another JDK or another WAR;
  *   <li>latency ({@link PacedLatency}): the set sent at half the warm rate, send to commit;
+ *   <li>duplicate cost ({@link DuplicateCost}, --duplicate-cost): the product and the compared variants on the same
+ *       distinct events without copies and with a copy of each, in the rounds: CPU per duplicate against CPU per new
+ *       payment;
  *   <li>fresh broker: last, a cold pass on a broker that has just started;
  *   <li>cost growth: the product with 10,000,000 rows already in processed_events, random and time-ordered IDs.
  * </ul>
  *
  * Every container run starts from a fresh database with the whole message set preloaded into the queue before Payara
- * Micro starts. Prints a table and the ratios ({@link Report}); writes a CSV and a PNG chart to target/bench.
+ * Micro starts. Prints a table and the ratios ({@link Report}); writes a CSV and a PNG chart to target/bench. With
+ * --outbox-writes every container pass also counts the outbox's row versions per payment ({@link OutboxWrites}).
  */
 public final class ThroughputBenchmark {
 
@@ -70,7 +74,10 @@ public final class ThroughputBenchmark {
             + " --repeat ROUNDS (of the product, dedup off, outbox off and the compared variants; medians)"
             + " --baseline label (the compared variant issue 28's CPU targets are against)"
             + " --statements (each pass prints the statements it ran per message; not for CPU figures)"
-            + " --steady (the product and the bare consumer drain the set a third time)";
+            + " --steady (the product, the bare consumer and the --duplicate-cost runs drain the set a third time)"
+            + " --outbox-writes (each pass prints the outbox's row versions per payment; 11 s more per pass)"
+            + " --duplicate-cost [product,label] (the product and the compared variants, or those named, without"
+            + " duplicates and with a copy of each event: CPU per duplicate against CPU per new payment)";
 
     private static final Set<String> OPTIONS = Set.of(
             "messages",
@@ -90,7 +97,9 @@ public final class ThroughputBenchmark {
             "repeat",
             "baseline",
             "statements",
-            "steady");
+            "steady",
+            "outbox-writes",
+            "duplicate-cost");
 
     private final BenchStack stack;
     private final Options options;
@@ -108,6 +117,9 @@ public final class ThroughputBenchmark {
                 options.has("jfr") ? OUT.resolve("product.jfr") : null);
         if (options.has("steady")) {
             runs.steadyToo();
+        }
+        if (options.has("outbox-writes")) {
+            runs.countOutboxWrites();
         }
     }
 
@@ -154,6 +166,9 @@ public final class ThroughputBenchmark {
                 .filter(label -> !label.isBlank())
                 .toList();
         latencyOf.forEach(label -> jvmOf(variants, label)); // an unknown label fails now, not after an hour
+        List<String> duplicateCost = options.has("duplicate-cost")
+                ? DuplicateCost.chosen(options.get("duplicate-cost", ""), variants.keySet())
+                : List.of();
         warmBroker();
         warmFileCache();
         if (runs("db")) {
@@ -185,7 +200,7 @@ public final class ThroughputBenchmark {
                 report.addAll(runs.run("product, -Xmx" + heap, best, Build.WAR, messages, 0, jvm, false));
             }
         }
-        inRounds(variants, best);
+        inRounds(variants, duplicateCost, best);
         if (runs("latency")) {
             PacedLatency paced = new PacedLatency(stack, runs, messages, OUT);
             double rate = report.best("product").rate() / 2;
@@ -212,9 +227,10 @@ public final class ThroughputBenchmark {
     /**
      * Dedup off, outbox off and the --compare variants (label=options|label=options: the product again with each) at
      * the product's best concurrency, in rounds, the product again in each after the first, so that a slow minute of
-     * the machine falls on every variant alike; each figure is then the median of its rounds.
+     * the machine falls on every variant alike; each figure is then the median of its rounds. With --duplicate-cost,
+     * each round also runs those variants without duplicates and with a copy of each event.
      */
-    private void inRounds(Map<String, Variant> variants, int sessions) throws Exception {
+    private void inRounds(Map<String, Variant> variants, List<String> duplicateCost, int sessions) throws Exception {
         List<Callable<List<Result>>> round = new ArrayList<>();
         round.add(() -> runs.run("product", sessions, Build.WAR, messages, 0, List.of(), false));
         for (Map.Entry<String, Variant> variant : variants.entrySet()) {
@@ -223,6 +239,18 @@ public final class ThroughputBenchmark {
         }
         if (runs("bare")) {
             round.add(() -> runs.runBare(BARE, sessions, messages));
+        }
+        if (!duplicateCost.isEmpty()) {
+            DuplicateCost cost = new DuplicateCost(
+                    "bench-",
+                    options.getLong("seed", 42),
+                    messages.distinct().size(),
+                    options.getInt("accounts", 1000));
+            System.out.printf("Duplicate cost: %d distinct events alone, then each with one copy%n", cost.unique());
+            for (String name : duplicateCost) {
+                Variant variant = variants.getOrDefault(name, new Variant(Build.WAR, List.of())); // else the product
+                round.addAll(cost.runs(runs, name, sessions, variant.war(), variant.jvm()));
+            }
         }
         // Each round starts one variant later: the first run of a round came out slowest of its round (the
         // product's, in three runs of 2026-12-04, whatever ran before it), and that must not always be one variant's.

@@ -7,7 +7,6 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.function.Consumer;
 import org.idempotent.announcement.entity.AnnouncementMessage;
 
 /**
@@ -39,11 +38,14 @@ public final class OutboxCursor {
                    pg_snapshot_xmin(pg_current_snapshot())::text
               FROM announcement_relay""";
     /**
-     * The lowest transaction ID in the window [?2, ?1) with a row that must wait: an earlier row of its account, in
-     * lock order, is at or above ?1. Driven from the rows at or above the end, a handful in steady state.
+     * The lowest transaction ID in the window [position, end) with a row that must wait: an earlier row of its account,
+     * in lock order, is at or above the end. Driven from the rows at or above the end, a handful in steady state. And
+     * the window's lowest id, where its pages start (not the table's first: the id index's scan starts there).
      */
     static final String BLOCKED = """
-            SELECT min(r.xid)::text
+            SELECT min(r.xid)::text,
+                   (SELECT min(id) FROM payment_announcements
+                     WHERE xid >= CAST(? AS xid8) AND xid < CAST(? AS xid8))
               FROM payment_announcements p
               JOIN payment_announcements r ON r.account_id = p.account_id AND r.id > p.id
              WHERE p.xid >= CAST(? AS xid8) AND r.xid >= CAST(? AS xid8) AND r.xid < CAST(? AS xid8)""";
@@ -59,6 +61,8 @@ public final class OutboxCursor {
               FROM payment_announcements
              WHERE xid >= CAST(? AS xid8) AND xid < CAST(? AS xid8) AND id > ?
              ORDER BY id LIMIT ?""";
+    static final String FIRST_ID =
+            "SELECT min(id) FROM payment_announcements WHERE xid >= CAST(? AS xid8) AND xid < CAST(? AS xid8)";
     static final String SENT_THROUGH = "UPDATE announcement_relay SET sent_through = ?";
     static final String CLOSE_WINDOW = """
             UPDATE announcement_relay
@@ -78,6 +82,9 @@ public final class OutboxCursor {
             return windowEnd > position;
         }
     }
+
+    /** A window's end, and its lowest id (0 if it has no row: nothing to publish). */
+    public record Window(long end, long firstId) {}
 
     /** The rows of a window to publish in order, and whether more may follow it. */
     public record Page(List<AnnouncementMessage> rows, boolean full) {
@@ -105,28 +112,49 @@ public final class OutboxCursor {
     }
 
     /**
-     * The end of the next window from the position: the horizon, lowered below every row that must wait for an
-     * earlier row of its account (repeated, as lowering it can make another row wait). The position itself if nothing
-     * can go yet.
+     * The next window from the position: up to the horizon, lowered below every row that must wait for an earlier row
+     * of its account (repeated, as lowering it can make another row wait); empty if no row can go yet.
      */
-    public static long windowEnd(Connection db, Position at) throws SQLException {
+    public static Window window(Connection db, Position at) throws SQLException {
         long end = at.horizon();
+        long firstId = 0;
         try (PreparedStatement blocked = db.prepareStatement(BLOCKED)) {
             while (end > at.position()) {
-                blocked.setString(1, Long.toString(end));
-                blocked.setString(2, Long.toString(at.position()));
-                blocked.setString(3, Long.toString(end));
+                String[] bounds = {Long.toString(at.position()), Long.toString(end)};
+                blocked.setString(1, bounds[0]);
+                blocked.setString(2, bounds[1]);
+                blocked.setString(3, bounds[1]);
+                blocked.setString(4, bounds[0]);
+                blocked.setString(5, bounds[1]);
                 try (ResultSet row = blocked.executeQuery()) {
                     row.next();
-                    String first = row.getString(1);
-                    if (first == null) {
-                        return end;
+                    if (firstId == 0) {
+                        firstId = row.getLong(2);
+                        if (row.wasNull()) {
+                            return new Window(end, 0);
+                        }
                     }
-                    end = Long.parseLong(first);
+                    String waiting = row.getString(1);
+                    if (waiting == null) {
+                        return new Window(end, firstId);
+                    }
+                    end = Long.parseLong(waiting);
                 }
             }
         }
-        return at.position();
+        return new Window(at.position(), 0);
+    }
+
+    /** The lowest id in the window [{@code from}, {@code end}), 0 if none. */
+    public static long firstId(Connection db, long from, long end) throws SQLException {
+        try (PreparedStatement query = db.prepareStatement(FIRST_ID)) {
+            query.setString(1, Long.toString(from));
+            query.setString(2, Long.toString(end));
+            try (ResultSet row = query.executeQuery()) {
+                row.next();
+                return row.getLong(1);
+            }
+        }
     }
 
     /** Records the window as being published, before its first page goes out. */
@@ -191,60 +219,5 @@ public final class OutboxCursor {
             update.setString(2, Long.toString(end));
             update.executeUpdate();
         }
-    }
-
-    /**
-     * Publishes the next window (or finishes the one a relay left mid-way) and moves the position past it: the window
-     * opened, then its pages, then closed; so with a multi-page window, one write per page.
-     *
-     * @return whether the window was full, so that another may follow at once
-     */
-    public static boolean publishNext(
-            Connection db, Position at, boolean advanceEmpty, Consumer<List<AnnouncementMessage>> send)
-            throws SQLException {
-        long end;
-        long after;
-        long attempted;
-        if (at.windowOpen()) {
-            end = at.windowEnd();
-            after = at.sentThrough();
-            attempted = at.attemptedThrough();
-        } else {
-            end = windowEnd(db, at);
-            after = 0;
-            attempted = 0;
-        }
-        Page page = page(db, at.position(), end, after, attempted, PAGE_SIZE);
-        if (page.rows().isEmpty()) {
-            if (at.windowOpen()) {
-                // Left with every page sent but the position not moved.
-                close(db, end);
-                return true;
-            }
-            if (advanceEmpty && end > at.position()) {
-                // Only other transactions ended (a duplicate's rollback, a purge): the position follows now and then,
-                // so that a quiet outbox's finished days can be dropped.
-                close(db, end);
-            }
-            return false;
-        }
-        if (!at.windowOpen()) {
-            open(db, end);
-        }
-        int pages = 0;
-        while (true) {
-            send.accept(page.rows());
-            pages++;
-            if (!page.full()) {
-                break;
-            }
-            sentThrough(db, page.lastId());
-            page = page(db, at.position(), end, page.lastId(), attempted, PAGE_SIZE);
-            if (page.rows().isEmpty()) {
-                break;
-            }
-        }
-        close(db, end);
-        return pages > 1 || page.full();
     }
 }

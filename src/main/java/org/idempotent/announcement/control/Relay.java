@@ -11,13 +11,16 @@ import jakarta.jms.JMSException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.eclipse.microprofile.metrics.MetricRegistry;
 import org.idempotent.Resources;
 import org.idempotent.announcement.control.RelayPacing.Pass;
+import org.idempotent.announcement.entity.AnnouncementMessage;
 import org.idempotent.payment.entity.PaymentApplied;
 import org.idempotent.retention.control.AdvisoryLock;
 import org.idempotent.retention.control.RetentionSettings;
@@ -133,7 +136,7 @@ public class Relay {
     private boolean publishAll(Connection db) throws SQLException {
         try (AnnouncementPublisher.Publication publication = publisher.open()) {
             boolean advanceEmpty = System.nanoTime() - emptyAdvancedAt > EMPTY_ADVANCE_INTERVAL.toNanos();
-            while (OutboxCursor.publishNext(db, OutboxCursor.position(db), advanceEmpty, publication::publish)) {
+            while (Relay.publishNext(db, OutboxCursor.position(db), advanceEmpty, publication::publish)) {
                 // a full window: there may be more below the horizon
             }
             if (advanceEmpty) {
@@ -143,6 +146,62 @@ public class Relay {
         } catch (JMSException e) {
             throw new IllegalStateException("the broker failed the relay's session: " + e, e);
         }
+    }
+
+    /**
+     * Publishes the next window (or finishes the one a relay left mid-way) and moves the position past it: the window
+     * opened, then its pages, then closed; so with a multi-page window, one write per page.
+     *
+     * @return whether the window was full, so that another may follow at once
+     */
+    public static boolean publishNext(
+            Connection db, OutboxCursor.Position at, boolean advanceEmpty, Consumer<List<AnnouncementMessage>> send)
+            throws SQLException {
+        long end;
+        long after;
+        long attempted;
+        if (at.windowOpen()) {
+            end = at.windowEnd();
+            after = Math.max(at.sentThrough(), OutboxCursor.firstId(db, at.position(), end) - 1);
+            attempted = at.attemptedThrough();
+        } else {
+            OutboxCursor.Window next = OutboxCursor.window(db, at);
+            if (next.firstId() == 0) {
+                if (advanceEmpty && next.end() > at.position()) {
+                    // Only other transactions ended (a duplicate's rollback, a purge): the position follows now and
+                    // then, so that a quiet outbox's finished days can be dropped.
+                    OutboxCursor.close(db, next.end());
+                }
+                return false;
+            }
+            end = next.end();
+            after = next.firstId() - 1;
+            attempted = 0;
+        }
+        OutboxCursor.Page page = OutboxCursor.page(db, at.position(), end, after, attempted, OutboxCursor.PAGE_SIZE);
+        if (page.rows().isEmpty()) {
+            // A window left with every page sent but the position not moved, or emptied by the lowered end.
+            OutboxCursor.close(db, end);
+            return at.windowOpen();
+        }
+        if (!at.windowOpen()) {
+            OutboxCursor.open(db, end);
+        }
+        int pages = 0;
+        while (true) {
+            send.accept(page.rows());
+            pages++;
+            if (!page.full()) {
+                break;
+            }
+            OutboxCursor.sentThrough(db, page.lastId());
+            page = OutboxCursor.page(db, at.position(), end, page.lastId(), attempted, OutboxCursor.PAGE_SIZE);
+            if (page.rows().isEmpty()) {
+                break;
+            }
+        }
+        OutboxCursor.close(db, end);
+        return pages > 1 || page.full();
     }
 
     /**
