@@ -40,11 +40,12 @@ public final class OutboxCursor {
     /**
      * The lowest transaction ID in the window [position, end) with a row that must wait: an earlier row of its account,
      * in lock order, is at or above the end. Driven from the rows at or above the end, a handful in steady state. And
-     * the window's lowest id, where its pages start (not the table's first: the id index's scan starts there).
+     * the window's lowest id, where its pages start (not the table's first: the id index's scan starts there), found as
+     * in {@link #FIRST_ID}.
      */
     static final String BLOCKED = """
             SELECT min(r.xid)::text,
-                   (SELECT min(id) FROM payment_announcements
+                   (SELECT min(id + 0) FROM payment_announcements
                      WHERE xid >= CAST(? AS xid8) AND xid < CAST(? AS xid8))
               FROM payment_announcements p
               JOIN payment_announcements r ON r.account_id = p.account_id AND r.id > p.id
@@ -61,8 +62,13 @@ public final class OutboxCursor {
               FROM payment_announcements
              WHERE xid >= CAST(? AS xid8) AND xid < CAST(? AS xid8) AND id > ?
              ORDER BY id LIMIT ?""";
+    /**
+     * {@code id + 0}: the window's rows found by xid, not min's usual plan, the id index read from the table's first row
+     * until one falls in the window (every published row of the day before it).
+     */
     static final String FIRST_ID =
-            "SELECT min(id) FROM payment_announcements WHERE xid >= CAST(? AS xid8) AND xid < CAST(? AS xid8)";
+            "SELECT min(id + 0) FROM payment_announcements WHERE xid >= CAST(? AS xid8) AND xid < CAST(? AS xid8)";
+
     static final String SENT_THROUGH = "UPDATE announcement_relay SET sent_through = ?";
     static final String CLOSE_WINDOW = """
             UPDATE announcement_relay
