@@ -284,6 +284,45 @@ class AnnouncementIT {
     }
 
     /**
+     * Transaction-ID order is not an account's order: a payment that took its ID first may take the account's lock
+     * second. Here the account's first row is written by a later transaction than its second, and a transaction with
+     * an ID between the two is still running: the second row is within the relay's reach and the first is not. The
+     * second waits for the first, and both go out in order once the middle one ends.
+     */
+    @Test
+    void aRowWaitsForAnEarlierRowOfItsAccountThatIsNotYetWithinReach() throws Exception {
+        String account = "order-" + UUID.randomUUID().toString().substring(0, 8);
+        List<Received> early = new ArrayList<>();
+        try (Connection first = Database.connect(consumer.settings());
+                Connection middle = Database.connect(consumer.settings());
+                Connection second = Database.connect(consumer.settings())) {
+            for (Connection db : List.of(first, middle, second)) {
+                db.setAutoCommit(false);
+            }
+            LocalDate today = OutboxRows.daysAgo(first, 0);
+            for (Connection db : List.of(second, middle, first)) {
+                try (Statement id = db.createStatement()) {
+                    id.execute("SELECT pg_current_xact_id()");
+                }
+            }
+            OutboxRows.insert(first, account, 1, today);
+            first.commit();
+            OutboxRows.insert(second, account, 2, today);
+            second.commit();
+
+            // Past the relay's 5 s timer: sequence 2 alone must not go.
+            await().during(Duration.ofSeconds(6)).atMost(Duration.ofSeconds(10)).until(() -> {
+                early.addAll(receiveQuiet(account));
+                return early.isEmpty();
+            });
+            middle.rollback();
+        }
+        assertThat(early).as("published while the middle transaction ran").isEmpty();
+
+        assertThat(receiveFor(account, 2)).extracting(Received::sequence).containsExactly(1L, 2L);
+    }
+
+    /**
      * What a relay that stopped mid-window leaves: the window recorded as being published, its rows perhaps sent, the
      * position not moved. Together with new rows of the same account in the next pass: the broker rolls back a
      * transacted page holding a duplicate, and the relay must neither loop on it nor lose the new rows with it; the
