@@ -63,8 +63,8 @@ public final class OutboxCursor {
              WHERE xid >= CAST(? AS xid8) AND xid < CAST(? AS xid8) AND id > ?
              ORDER BY id LIMIT ?""";
     /**
-     * {@code id + 0}: the window's rows found by xid, not min's usual plan, the id index read from the table's first row
-     * until one falls in the window (every published row of the day before it).
+     * {@code id + 0}: the window's rows found by xid, not min's usual plan, the id index read from the table's first
+     * row until one falls in the window (every published row of the day before it).
      */
     static final String FIRST_ID =
             "SELECT min(id + 0) FROM payment_announcements WHERE xid >= CAST(? AS xid8) AND xid < CAST(? AS xid8)";
