@@ -195,7 +195,8 @@ public class Relay {
                 break;
             }
             OutboxCursor.sentThrough(db, page.lastId());
-            page = OutboxCursor.page(db, at.position(), end, page.lastId(), attempted, OutboxCursor.PAGE_SIZE);
+            // The first page counted the resends of the whole rest of the window.
+            page = OutboxCursor.page(db, at.position(), end, page.lastId(), 0, OutboxCursor.PAGE_SIZE);
             if (page.rows().isEmpty()) {
                 break;
             }
