@@ -22,8 +22,6 @@ public final class BatchedDelete {
     @FunctionalInterface
     public interface Pacing {
         boolean goOn(Duration batch);
-
-        Pacing FLAT_OUT = batch -> true;
     }
 
     /** What a run did; {@code complete} if its last batch found fewer rows than a full one. */

@@ -86,10 +86,10 @@ class RetentionLoopTest {
     }
 
     @Test
-    void flatOutNeverRestsNorStopsBeforeTheLastRow() throws SQLException {
+    void aPacingThatAlwaysGoesOnNeverStopsBeforeTheLastRow() throws SQLException {
         Deque<Integer> rows = new ArrayDeque<>(List.of(BATCH, BATCH, BATCH, BATCH, 1));
 
-        assertThat(BatchedDelete.run(rows::poll, BATCH, BatchedDelete.Pacing.FLAT_OUT))
+        assertThat(BatchedDelete.run(rows::poll, BATCH, batch -> true))
                 .isEqualTo(new BatchedDelete.Result(4 * BATCH + 1, 5, true));
     }
 
