@@ -48,6 +48,7 @@ class PayaraServerIT {
             "CONSUMER_MAX_SESSIONS",
             "CONSUMER_WINDOW_BYTES",
             "CONSUMER_STUCK_SECONDS",
+            "DEDUP_PARTITIONING",
             "RETENTION_DAYS",
             "RETENTION_BATCH_SIZE",
             "RETENTION_TIME_BUDGET_SECONDS",

@@ -191,10 +191,7 @@ class StaleDeliveryIT {
     /** Sends the event with a probe property; occurredAt and an originalTimestamp property when given. */
     private static String send(UUID eventId, String account, long amount, Instant occurredAt, Long originalTimestamp)
             throws JMSException {
-        String json = PaymentProducer.json(eventId, account, amount);
-        if (occurredAt != null) {
-            json = json.substring(0, json.length() - 1) + ",\"occurredAt\":\"" + occurredAt + "\"}";
-        }
+        String json = PaymentProducer.json(eventId, account, amount, occurredAt);
         String probe = UUID.randomUUID().toString();
         try (PaymentProducer producer = new PaymentProducer(consumer.settings())) {
             TextMessage message = producer.session().createTextMessage(json);

@@ -7,9 +7,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.UUID;
-import org.flywaydb.core.Flyway;
-import org.flywaydb.core.api.configuration.FluentConfiguration;
-import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.BeforeAll;
@@ -27,12 +24,7 @@ class DatabaseRolesIT {
     @BeforeAll
     static void migratedByTheOwner() throws SQLException {
         Database.recreate(SETTINGS);
-        FluentConfiguration flyway = Flyway.configure()
-                .dataSource(SETTINGS.jdbcUrl(), SETTINGS.get("DB_OWNER_USER"), SETTINGS.get("DB_OWNER_PASSWORD"))
-                .locations("filesystem:src/main/resources/db/migration");
-        // As SchemaMigration: a transactional lock would make CREATE INDEX CONCURRENTLY wait for ever.
-        flyway.getConfigurationExtension(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
-        flyway.load().migrate();
+        Database.migrate(SETTINGS, "filesystem:src/main/resources/db/migration", null);
     }
 
     @Test

@@ -12,9 +12,6 @@ import java.time.ZoneOffset;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.flywaydb.core.Flyway;
-import org.flywaydb.core.api.configuration.FluentConfiguration;
-import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
 import org.idempotent.loadgen.MessageSet;
 import org.idempotent.loadgen.Traffic;
 import org.idempotent.stack.BrokerProcess;
@@ -103,14 +100,7 @@ final class BenchStack implements AutoCloseable {
      */
     void freshSchema(String version) throws SQLException {
         Database.recreate(settings);
-        FluentConfiguration flyway = Flyway.configure(BenchStack.class.getClassLoader())
-                .dataSource(settings.jdbcUrl(), settings.get("DB_OWNER_USER"), settings.get("DB_OWNER_PASSWORD"))
-                .locations("classpath:db/migration");
-        if (version != null) {
-            flyway.target(version);
-        }
-        flyway.getConfigurationExtension(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
-        flyway.load().migrate();
+        Database.migrate(settings, "classpath:db/migration", version);
         if (countsStatements) {
             StatementCounts.install(settings);
         }

@@ -8,6 +8,7 @@ import jakarta.jms.Message;
 import jakarta.jms.MessageProducer;
 import jakarta.jms.Session;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.UUID;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.idempotent.stack.Settings;
@@ -41,6 +42,14 @@ public final class PaymentProducer implements AutoCloseable {
     public static String json(UUID eventId, String accountId, long amountCents) {
         return "{\"eventId\":\"" + eventId + "\",\"accountId\":\"" + accountId + "\",\"amountCents\":" + amountCents
                 + "}";
+    }
+
+    /** A payment of contract version 2 when {@code occurredAt} is given, else of version 1. */
+    public static String json(UUID eventId, String accountId, long amountCents, Instant occurredAt) {
+        String json = json(eventId, accountId, amountCents);
+        return occurredAt == null
+                ? json
+                : json.substring(0, json.length() - 1) + ",\"occurredAt\":\"" + occurredAt + "\"}";
     }
 
     public void sendText(String body) throws JMSException {

@@ -10,7 +10,11 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Map;
 import java.util.regex.Pattern;
+import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.configuration.FluentConfiguration;
+import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
 
 /**
  * Creates the configured database if it is missing and applies server-config/database-roles.sql to it (the owner
@@ -88,6 +92,23 @@ public final class Database {
                     "DB_NAME must be a plain lower-case identifier to be created here: " + name);
         }
         return name;
+    }
+
+    /**
+     * Migrates DB_NAME as its owner from the migrations at {@code location} (a Flyway location) to {@code target}, or
+     * the latest when null, with the layout DEDUP_PARTITIONING says; as SchemaMigration does, under a session lock: a
+     * transactional lock would make CREATE INDEX CONCURRENTLY wait for ever.
+     */
+    public static void migrate(Settings settings, String location, String target) {
+        FluentConfiguration flyway = Flyway.configure(Database.class.getClassLoader())
+                .dataSource(settings.jdbcUrl(), settings.get("DB_OWNER_USER"), settings.get("DB_OWNER_PASSWORD"))
+                .locations(location)
+                .placeholders(Map.of("dedupPartitioning", settings.get("DEDUP_PARTITIONING")));
+        if (target != null) {
+            flyway.target(target);
+        }
+        flyway.getConfigurationExtension(PostgreSQLConfigurationExtension.class).setTransactionalLock(false);
+        flyway.load().migrate();
     }
 
     /** As the owner. */

@@ -55,7 +55,7 @@ public record DatabaseFailure(Kind kind, String sqlState, String constraint, Str
             return Kind.UNCLASSIFIED;
         }
         String stateClass = state.substring(0, 2);
-        if (stateClass.equals("23") && ProcessedEvent.DEDUP_KEY.equals(constraint)) {
+        if (stateClass.equals("23") && ProcessedEvent.isDedupKey(constraint)) {
             return Kind.DEDUP_KEY;
         }
         return switch (stateClass) {

@@ -2,6 +2,7 @@ package org.idempotent.payment.control;
 
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceContext;
 import jakarta.persistence.PersistenceException;
@@ -16,6 +17,7 @@ import org.idempotent.payment.entity.Outcome;
 import org.idempotent.payment.entity.PaymentEvent;
 import org.idempotent.payment.entity.ProcessedEvent;
 import org.idempotent.payment.entity.RejectedMessage;
+import org.idempotent.schema.boundary.SchemaMigration;
 
 /**
  * Applies one payment event exactly once, in one local transaction on the non-XA PostgreSQL pool.
@@ -58,6 +60,9 @@ public class PaymentProcessor {
                    clock_timestamp()
               FROM applied, payment""";
 
+    /** The partitioned table's guard across days (V8__processed_events_by_day.sql): true if the ID is new. */
+    static final String CLAIM = "SELECT processed_event_claim(CAST(?1 AS uuid))";
+
     static final String RELEASED_SINCE =
             "SELECT count(r) FROM ReleasedEvent r WHERE r.eventId = :eventId AND r.releasedAt > :since";
 
@@ -67,6 +72,12 @@ public class PaymentProcessor {
     @Resource
     TransactionSynchronizationRegistry transaction;
 
+    @Inject
+    SchemaMigration schema;
+
+    /** Read once: the layout changes only by a conversion, with the consumers stopped. */
+    private volatile Boolean dedupByDay;
+
     /**
      * Runs in its own transaction, which commits before the caller acknowledges the message: if the JVM dies between
      * the two, the redelivery finds the event recorded and is a {@link Outcome#DUPLICATE}.
@@ -74,8 +85,10 @@ public class PaymentProcessor {
     @Transactional(TxType.REQUIRES_NEW)
     public Outcome apply(PaymentEvent event) {
         try {
-            em.persist(new ProcessedEvent(event));
-            em.flush();
+            if (!record(event)) {
+                transaction.setRollbackOnly();
+                return Outcome.DUPLICATE;
+            }
             int applied = em.createNativeQuery(GUARDED_UPSERT)
                     .setParameter(1, event.accountId())
                     .setParameter(2, event.amountCents())
@@ -93,6 +106,28 @@ public class PaymentProcessor {
             }
             throw e;
         }
+    }
+
+    /**
+     * Writes the event's dedup record, flushed so that a unique violation is raised here. In the table partitioned by
+     * day the unique key covers one day, so the ID is claimed first: false if a record of it is in another day.
+     */
+    private boolean record(PaymentEvent event) {
+        if (dedupByDay == null) {
+            dedupByDay = schema.dedupByDay();
+        }
+        if (dedupByDay) {
+            Object isNew =
+                    em.createNativeQuery(CLAIM).setParameter(1, event.eventId()).getSingleResult();
+            if (!Boolean.TRUE.equals(isNew)) {
+                return false;
+            }
+            em.persist(new ProcessedEvent(event, ProcessedEvent.dayOf(event, Instant.now())));
+        } else {
+            em.persist(new ProcessedEvent(event));
+        }
+        em.flush();
+        return true;
     }
 
     /**

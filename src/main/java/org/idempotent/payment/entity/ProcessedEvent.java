@@ -8,8 +8,11 @@ import jakarta.persistence.Id;
 import jakarta.persistence.Table;
 import java.security.MessageDigest;
 import java.time.Instant;
+import java.time.LocalDate;
 import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
 import java.util.UUID;
+import java.util.regex.Pattern;
 
 /**
  * The record that an event was consumed. Its primary key is the dedup decision: a second insert of the same event ID
@@ -21,9 +24,15 @@ public class ProcessedEvent {
 
     /**
      * The unique key whose violation means "already processed" (V1__payments.sql; PostgreSQL's name for the primary
-     * key). Only this constraint is a duplicate: a violation of any other is a refused payment.
+     * key). Only this constraint is a duplicate: a violation of any other is a refused payment. In the table
+     * partitioned by day a violation names the partition's copy of it ({@link #isDedupKey}).
      */
     public static final String DEDUP_KEY = "processed_events_pkey";
+
+    /** The event_day of every row of the unpartitioned table: not placed (V8__processed_events_by_day.sql). */
+    public static final LocalDate NOT_PLACED = LocalDate.EPOCH;
+
+    private static final Pattern PARTITION_KEY = Pattern.compile("processed_events_(p[0-9]{8}|default|legacy)_pkey");
 
     @Id
     @Column(name = "event_id", nullable = false, updatable = false)
@@ -40,13 +49,39 @@ public class ProcessedEvent {
     @Column(name = "fingerprint", updatable = false)
     private byte[] fingerprint;
 
+    /** The partition key: the UTC day the event occurred, or was first processed; {@link #NOT_PLACED} if not. */
+    @Column(name = "event_day", updatable = false)
+    private LocalDate eventDay;
+
     protected ProcessedEvent() {
         // for JPA
     }
 
+    /** The record of {@code event} in the unpartitioned table. */
     public ProcessedEvent(PaymentEvent event) {
+        this(event, NOT_PLACED);
+    }
+
+    /** The record of {@code event} in the partition of {@code eventDay}. */
+    public ProcessedEvent(PaymentEvent event, LocalDate eventDay) {
         this.eventId = requireNonNull(event, "event").eventId();
         this.fingerprint = event.fingerprint();
+        this.eventDay = requireNonNull(eventDay, "eventDay");
+    }
+
+    /**
+     * The day an event is placed in the table partitioned by day: the UTC day it occurred, the same on every resend (so
+     * that the unique key sees its copies); one that does not say is placed on the day it is processed, {@code now}.
+     */
+    public static LocalDate dayOf(PaymentEvent event, Instant now) {
+        return LocalDate.ofInstant(event.occurredAt() == null ? now : event.occurredAt(), ZoneOffset.UTC);
+    }
+
+    /** Whether a violation of {@code constraint} means "already processed", in either layout of the table. */
+    public static boolean isDedupKey(String constraint) {
+        return constraint != null
+                && (DEDUP_KEY.equals(constraint)
+                        || PARTITION_KEY.matcher(constraint).matches());
     }
 
     /**
@@ -63,6 +98,10 @@ public class ProcessedEvent {
 
     public UUID eventId() {
         return eventId;
+    }
+
+    public LocalDate eventDay() {
+        return eventDay;
     }
 
     public Instant processedAt() {

@@ -31,9 +31,14 @@ public class DedupTableGauges {
     public static final String OLDEST_AGE = "payments.processed.events.oldest.age.seconds";
     static final Duration FRESHNESS = Duration.ofSeconds(5);
 
-    /** n_live_tup: PostgreSQL's own running count of live rows, approximate but never a scan. */
+    /**
+     * n_live_tup: PostgreSQL's own running count of live rows, approximate but never a scan; of every partition when
+     * the table is partitioned by day (pg_partition_tree is empty for a table that is not).
+     */
     static final String MEASURE = """
-            SELECT (SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = 'processed_events'::regclass),
+            SELECT (SELECT sum(n_live_tup)::bigint FROM pg_stat_user_tables
+                     WHERE relid = 'processed_events'::regclass
+                        OR relid IN (SELECT relid FROM pg_partition_tree('processed_events'))),
                    extract(epoch FROM now() - (SELECT min(processed_at) FROM processed_events))""";
 
     private static final int QUERY_TIMEOUT_SECONDS = 2;

@@ -15,6 +15,7 @@ import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.function.Function;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -26,6 +27,7 @@ import org.idempotent.retention.entity.PurgeRun;
 import org.idempotent.retention.entity.PurgeRun.Result;
 import org.idempotent.retention.entity.RetentionPolicy;
 import org.idempotent.retention.entity.UnsafeRetention;
+import org.idempotent.schema.boundary.SchemaMigration;
 
 /**
  * Deletes processed_events rows older than the retention window: in batches, each its own short transaction, so that
@@ -45,6 +47,15 @@ public class Retention {
             DELETE FROM processed_events
              WHERE ctid = ANY (ARRAY(SELECT ctid FROM processed_events WHERE processed_at < ? LIMIT ?))""";
 
+    /** A ctid is unique within one table only: in the table partitioned by day, the batches run on a partition. */
+    static final String DELETE_DEFAULT_BATCH = """
+            DELETE FROM processed_events_default
+             WHERE ctid = ANY (ARRAY(SELECT ctid FROM processed_events_default WHERE processed_at < ? LIMIT ?))""";
+
+    static final String DELETE_LEGACY_BATCH = """
+            DELETE FROM processed_events_legacy
+             WHERE ctid = ANY (ARRAY(SELECT ctid FROM processed_events_legacy WHERE processed_at < ? LIMIT ?))""";
+
     private static final Logger LOG = Logger.getLogger(Retention.class.getName());
 
     @Resource(lookup = Resources.DATA_SOURCE)
@@ -58,6 +69,9 @@ public class Retention {
 
     @Inject
     MetricRegistry metrics;
+
+    @Inject
+    SchemaMigration schema;
 
     private Counter purgedRows;
     private volatile PurgeRun lastRun;
@@ -110,26 +124,34 @@ public class Retention {
 
     private PurgeRun purgeLocked(Connection connection, RetentionPolicy policy, Instant started) throws SQLException {
         Timestamp cutoff = cutoff(connection, policy.window());
-        BatchedDelete.Result deleted;
-        try (PreparedStatement delete = connection.prepareStatement(DELETE_BATCH)) {
-            delete.setTimestamp(1, cutoff);
-            delete.setInt(2, policy.batchSize());
-            deleted = BatchedDelete.run(
-                    () -> {
-                        int rows = delete.executeUpdate();
-                        purgedRows.inc(rows);
-                        return rows;
-                    },
-                    policy.batchSize(),
-                    PurgePacing.of(policy));
+        long rowsDeleted = 0;
+        int batches = 0;
+        boolean complete = true;
+        List<String> tables = List.of("processed_events");
+        if (schema.dedupByDay()) {
+            DayPartitions.Dropped dropped = DayPartitions.purge(connection, policy.window());
+            purgedRows.inc(dropped.rows());
+            rowsDeleted += dropped.rows();
+            batches += dropped.days();
+            tables = DayPartitions.rowByRow(connection);
+        }
+        BatchedDelete.Pacing pacing = PurgePacing.of(policy);
+        for (String table : tables) {
+            BatchedDelete.Result deleted = deleteExpired(connection, table, cutoff, policy.batchSize(), pacing);
+            rowsDeleted += deleted.deleted();
+            batches += deleted.batches();
+            if (!deleted.complete()) {
+                complete = false;
+                break;
+            }
         }
         PurgeRun run = new PurgeRun(
-                deleted.complete() ? Result.COMPLETED : Result.BUDGET_SPENT,
+                complete ? Result.COMPLETED : Result.BUDGET_SPENT,
                 started,
                 Duration.between(started, Instant.now()),
                 cutoff.toInstant(),
-                deleted.deleted(),
-                deleted.batches(),
+                rowsDeleted,
+                batches,
                 oldestRemaining(),
                 null);
         LOG.log(
@@ -145,6 +167,32 @@ public class Retention {
                     run.oldestRemainingAge()
                 });
         return run;
+    }
+
+    private BatchedDelete.Result deleteExpired(
+            Connection connection, String table, Timestamp cutoff, int batchSize, BatchedDelete.Pacing pacing)
+            throws SQLException {
+        try (PreparedStatement delete = deleteBatch(connection, table)) {
+            delete.setTimestamp(1, cutoff);
+            delete.setInt(2, batchSize);
+            return BatchedDelete.run(
+                    () -> {
+                        int rows = delete.executeUpdate();
+                        purgedRows.inc(rows);
+                        return rows;
+                    },
+                    batchSize,
+                    pacing);
+        }
+    }
+
+    private static PreparedStatement deleteBatch(Connection connection, String table) throws SQLException {
+        return switch (table) {
+            case "processed_events" -> connection.prepareStatement(DELETE_BATCH);
+            case "processed_events_default" -> connection.prepareStatement(DELETE_DEFAULT_BATCH);
+            case "processed_events_legacy" -> connection.prepareStatement(DELETE_LEGACY_BATCH);
+            default -> throw new IllegalArgumentException("no purge of " + table);
+        };
     }
 
     private PurgeRun record(PurgeRun run) {

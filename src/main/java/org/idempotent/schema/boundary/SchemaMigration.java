@@ -8,9 +8,16 @@ import jakarta.ejb.Singleton;
 import jakarta.ejb.Startup;
 import jakarta.ejb.TransactionManagement;
 import jakarta.ejb.TransactionManagementType;
+import jakarta.inject.Inject;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Map;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
+import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.flywaydb.core.api.output.MigrateResult;
@@ -29,18 +36,35 @@ import org.idempotent.Resources;
 @TransactionManagement(TransactionManagementType.BEAN)
 public class SchemaMigration {
 
+    /**
+     * How processed_events is laid out when the schema is installed: {@code none}, one table whose rows the purge
+     * deletes in batches, or {@code day}, partitioned by the day each event occurred, whose days the purge drops whole
+     * (V8__processed_events_by_day.sql). Read by the migration only: an installed table keeps its layout until its
+     * owner converts it.
+     */
+    public static final String DEDUP_PARTITIONING = "DEDUP_PARTITIONING";
+
+    static final String PARTITIONED =
+            "SELECT EXISTS (SELECT FROM pg_partitioned_table WHERE partrelid = 'processed_events'::regclass)";
+
     private static final Logger LOG = Logger.getLogger(SchemaMigration.class.getName());
 
     @Resource(lookup = Resources.OWNER_DATA_SOURCE)
     DataSource dataSource;
 
+    @Inject
+    @ConfigProperty(name = DEDUP_PARTITIONING)
+    String partitioning;
+
     private volatile String version;
+    private volatile boolean dedupByDay;
 
     @PostConstruct
     void migrate() {
         FluentConfiguration configuration = Flyway.configure(SchemaMigration.class.getClassLoader())
                 .dataSource(dataSource)
-                .locations("classpath:db/migration");
+                .locations("classpath:db/migration")
+                .placeholders(Map.of("dedupPartitioning", partitioning));
         // Flyway's default transactional lock keeps a transaction open for the whole migration, which a
         // CREATE INDEX CONCURRENTLY waits for forever: take the session-level advisory lock instead.
         configuration
@@ -51,6 +75,33 @@ public class SchemaMigration {
         LOG.log(Level.INFO, "Schema at version {0} ({1} migrations applied)", new Object[] {
             version, result.migrationsExecuted
         });
+        dedupByDay = partitionedByDay();
+        if (dedupByDay != "day".equals(partitioning)) {
+            LOG.log(
+                    Level.WARNING,
+                    "{0}={1}, but processed_events is {2}: the layout is chosen when the schema is "
+                            + "installed; an installed table is converted by its owner (operations.md)",
+                    new Object[] {
+                        DEDUP_PARTITIONING, partitioning, dedupByDay ? "partitioned by day" : "not partitioned"
+                    });
+        }
+    }
+
+    private boolean partitionedByDay() {
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement query = connection.prepareStatement(PARTITIONED);
+                ResultSet row = query.executeQuery()) {
+            row.next();
+            return row.getBoolean(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException("processed_events' layout cannot be read: " + e.getMessage(), e);
+        }
+    }
+
+    /** Whether processed_events is partitioned by day; read once, after the migration: a conversion needs a restart. */
+    @Lock(LockType.READ)
+    public boolean dedupByDay() {
+        return dedupByDay;
     }
 
     /** Returns once the schema is migrated; blocks a caller that arrives while the migration is still running. */

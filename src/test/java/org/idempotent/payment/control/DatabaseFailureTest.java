@@ -20,6 +20,10 @@ class DatabaseFailureTest {
             nullValues = "-",
             value = {
                 "23505, processed_events_pkey, DEDUP_KEY",
+                "23505, processed_events_p20261204_pkey, DEDUP_KEY",
+                "23505, processed_events_default_pkey, DEDUP_KEY",
+                "23505, processed_events_p2026_pkey, PERMANENT",
+                "23505, payment_announcements_20261204_pkey, PERMANENT",
                 "23505, accounts_pkey,         PERMANENT",
                 "23505, -,                     PERMANENT",
                 "23514, accounts_id_format,    PERMANENT",

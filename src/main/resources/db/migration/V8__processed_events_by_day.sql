@@ -1,0 +1,122 @@
+-- The dedup table by day (DEDUP_PARTITIONING=day): retention drops a whole day instead of deleting its rows one by
+-- one. PostgreSQL wants the partition key in every unique key, so the key becomes (event_id, event_day); what keeps
+-- an event ID unique across days is processed_event_claim below. event_day is the UTC day the event occurred (its
+-- occurredAt), or the day it was first processed for an event that does not say; 1970-01-01 means "not placed": every
+-- row of the unpartitioned table (a constant default: no rewrite of an installed table).
+ALTER TABLE processed_events ADD COLUMN event_day date NOT NULL DEFAULT DATE '1970-01-01';
+
+-- The table by day, its index for the purge and the gauges, and the default partition: rows of a day that has no
+-- partition (not created yet, already dropped, or far off by a skewed clock), so that an insert never fails for one.
+-- Run by the owner: by this migration, and by server-config/convert-dedup-to-days.sql.
+CREATE FUNCTION processed_events_create_by_day() RETURNS void
+    LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
+BEGIN
+    CREATE TABLE processed_events (
+        event_id     uuid        NOT NULL,
+        processed_at timestamptz NOT NULL DEFAULT now(),
+        fingerprint  bytea,
+        event_day    date        NOT NULL DEFAULT DATE '1970-01-01',
+        CONSTRAINT processed_events_pkey PRIMARY KEY (event_id, event_day)
+    ) PARTITION BY RANGE (event_day);
+    CREATE INDEX processed_events_processed_at ON processed_events (processed_at);
+    CREATE TABLE processed_events_default PARTITION OF processed_events DEFAULT;
+END
+$$;
+
+-- Installed by day only on an empty table (a new install); an installed table is converted by the owner as
+-- operations.md says (server-config/convert-dedup-to-days.sql), with the consumers stopped.
+DO $$
+BEGIN
+    IF '${dedupPartitioning}' NOT IN ('none', 'day') THEN
+        RAISE EXCEPTION 'DEDUP_PARTITIONING=% is neither none nor day', '${dedupPartitioning}';
+    END IF;
+    IF '${dedupPartitioning}' = 'day' AND NOT EXISTS (SELECT FROM processed_events) THEN
+        DROP TABLE processed_events;
+        PERFORM processed_events_create_by_day();
+    END IF;
+END
+$$;
+
+-- Serialises the deliveries of one event ID, then answers whether the ID is new, in any partition. In the partitioned
+-- table the unique key covers one day: two deliveries placed on two days (an event without occurredAt processed on
+-- either side of midnight, a producer that changed occurredAt, a row of the converted table) would both insert. The
+-- lock is the transaction's, so the answer holds until the caller's insert commits or rolls back; plpgsql takes a
+-- new snapshot for the SELECT after the lock is granted, so a holder that committed meanwhile is seen. The lock's
+-- first key ('dedu') keeps it apart from every other advisory lock of the application.
+CREATE FUNCTION processed_event_claim(claimed uuid) RETURNS boolean
+    LANGUAGE plpgsql SET search_path = public, pg_temp AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(1684300917, uuid_hash(claimed));
+    RETURN NOT EXISTS (SELECT FROM processed_events WHERE event_id = claimed);
+END
+$$;
+
+-- Creates the day's partition unless it exists or the default partition holds rows of that day (they stay there,
+-- purged row by row). Created apart, then attached: ATTACH locks the parent in SHARE UPDATE EXCLUSIVE mode, which the
+-- consumers' inserts do not wait for. Runs as the owner: the application's role may not create tables.
+CREATE FUNCTION processed_events_partition(partition_day date) RETURNS boolean
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+DECLARE
+    table_name text := 'processed_events_p' || to_char(partition_day, 'YYYYMMDD');
+BEGIN
+    IF to_regclass(table_name) IS NOT NULL THEN
+        RETURN false;
+    END IF;
+    IF EXISTS (SELECT FROM processed_events_default WHERE event_day = partition_day) THEN
+        RAISE WARNING 'dedup records of % are in the default partition: no partition of their own', partition_day;
+        RETURN false;
+    END IF;
+    EXECUTE format('CREATE TABLE %I (LIKE processed_events INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', table_name);
+    EXECUTE format('ALTER TABLE processed_events ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)',
+        table_name, partition_day, partition_day + 1);
+    RETURN true;
+END
+$$;
+
+-- The day partitions whose last moment is a whole window old, oldest first. Every event such a partition can hold
+-- occurred before its day ended, so a copy arriving now is older than the window, past the dedup horizon (the window
+-- less a day): quarantined as STALE, never judged by a record that is gone.
+CREATE FUNCTION processed_events_expired_days(keep interval) RETURNS SETOF text
+    LANGUAGE sql STABLE SET search_path = public, pg_temp AS $$
+    SELECT c.relname::text
+      FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+     WHERE i.inhparent = 'processed_events'::regclass
+       AND c.relname ~ '^processed_events_p[0-9]{8}$'
+       AND (to_date(substr(c.relname, 19), 'YYYYMMDD') + 1)::timestamp AT TIME ZONE 'UTC' <= now() - keep
+     ORDER BY c.relname
+$$;
+
+-- Drops one of those days and answers its rows, in a transaction of its own (the caller's): dropping a partition locks the parent
+-- exclusively, so the deliveries in flight are waited for and the next ones wait behind it, for as long as it takes
+-- to unlink its files; never longer than lock_timeout (then the next purge tries again). Refuses a day that is not
+-- expired (a caller's mistake must not drop records the horizon does not cover).
+CREATE FUNCTION processed_events_drop_day(partition_name text, keep interval) RETURNS bigint
+    LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+DECLARE
+    rows_in bigint;
+BEGIN
+    IF partition_name NOT IN (SELECT processed_events_expired_days(keep)) OR keep < interval '1 day' THEN
+        RAISE EXCEPTION '% is not a day partition of processed_events past a window of %', partition_name, keep;
+    END IF;
+    -- Counted before the drop's lock is asked for: the purge reports rows, as the unpartitioned one does.
+    EXECUTE format('SELECT count(*) FROM %I', partition_name) INTO rows_in;
+    PERFORM set_config('lock_timeout', '2s', true);
+    EXECUTE format('DROP TABLE %I', partition_name);
+    RETURN rows_in;
+END
+$$;
+
+-- Today's partition and the next two days' (UTC), ahead of need; the purge calls it on every run.
+CREATE FUNCTION processed_events_days_ahead() RETURNS integer
+    LANGUAGE sql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+    SELECT count(*) FILTER (WHERE processed_events_partition((now() AT TIME ZONE 'UTC')::date + ahead))::integer
+      FROM generate_series(0, 2) AS ahead
+$$;
+
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_partitioned_table WHERE partrelid = 'processed_events'::regclass) THEN
+        PERFORM processed_events_days_ahead();
+    END IF;
+END
+$$;
