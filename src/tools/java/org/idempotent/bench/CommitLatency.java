@@ -31,7 +31,10 @@ final class CommitLatency {
     private static final String COMMITS = """
             SELECT event_id, CAST(extract(epoch FROM pg_xact_commit_timestamp(xmin)) * 1000000 AS bigint),
                    CAST(extract(epoch FROM processed_at) * 1000000 AS bigint)
-              FROM processed_events""";
+              FROM processed_events WHERE event_id = ANY (?)""";
+
+    /** IDs asked for per query: the table may hold millions of rows the window did not send (--volume). */
+    private static final int CHUNK = 10_000;
 
     /** Per event, its first send: when the send was called, and when it returned. */
     private final Map<UUID, long[]> firstSent = new ConcurrentHashMap<>();
@@ -80,19 +83,17 @@ final class CommitLatency {
     }
 
     Measured between(Settings db, Instant from, Instant to) throws SQLException {
-        Map<UUID, long[]> committed = new HashMap<>();
-        try (Connection connection = Database.connect(db);
-                PreparedStatement query = connection.prepareStatement(COMMITS);
-                ResultSet rows = query.executeQuery()) {
-            while (rows.next()) {
-                committed.put(rows.getObject(1, UUID.class), new long[] {rows.getLong(2), rows.getLong(3)});
-            }
-        }
         long lower = from == null ? Long.MIN_VALUE : micros(from);
         long upper = to == null ? Long.MAX_VALUE : micros(to);
+        Map<UUID, long[]> window = new HashMap<>();
+        firstSent.forEach((event, sent) -> {
+            if (sent[0] >= lower && sent[0] < upper) {
+                window.put(event, sent);
+            }
+        });
+        Map<UUID, long[]> committed = commits(db, List.copyOf(window.keySet()));
         // Per event: send called, send returned, transaction start, commit.
-        List<long[]> times = firstSent.entrySet().stream()
-                .filter(sent -> sent.getValue()[0] >= lower && sent.getValue()[0] < upper)
+        List<long[]> times = window.entrySet().stream()
                 .map(sent -> {
                     long[] commit = committed.get(sent.getKey());
                     if (commit == null) {
@@ -107,6 +108,24 @@ final class CommitLatency {
                 Latencies.of(times, 0, 1),
                 Latencies.of(times, 1, 2),
                 Latencies.of(times, 2, 3));
+    }
+
+    /** Per event of {@code events}: its commit and its transaction's start. */
+    private static Map<UUID, long[]> commits(Settings db, List<UUID> events) throws SQLException {
+        Map<UUID, long[]> committed = new HashMap<>();
+        try (Connection connection = Database.connect(db);
+                PreparedStatement query = connection.prepareStatement(COMMITS)) {
+            for (int start = 0; start < events.size(); start += CHUNK) {
+                List<UUID> chunk = events.subList(start, Math.min(events.size(), start + CHUNK));
+                query.setArray(1, connection.createArrayOf("uuid", chunk.toArray()));
+                try (ResultSet rows = query.executeQuery()) {
+                    while (rows.next()) {
+                        committed.put(rows.getObject(1, UUID.class), new long[] {rows.getLong(2), rows.getLong(3)});
+                    }
+                }
+            }
+        }
+        return committed;
     }
 
     /** Durations in microseconds, sorted. */

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -45,7 +46,8 @@ import org.idempotent.stack.Settings;
  *
  * Every container run starts from a fresh database with the whole message set preloaded into the queue before Payara
  * Micro starts. Prints a table and the ratios ({@link Report}); writes a CSV and a PNG chart to target/bench. With
- * --outbox-writes every container pass also counts the outbox's row versions per payment ({@link OutboxWrites}).
+ * --outbox-writes every container pass also counts the outbox's row versions per payment ({@link OutboxWrites}). With
+ * --volume it runs the volume benchmark instead ({@link VolumeBenchmark}).
  */
 public final class ThroughputBenchmark {
 
@@ -77,7 +79,8 @@ public final class ThroughputBenchmark {
             + " --steady (the product, the bare consumer and the --duplicate-cost runs drain the set a third time)"
             + " --outbox-writes (each pass prints the outbox's row versions per payment; 11 s more per pass)"
             + " --duplicate-cost [product,label] (the product and the compared variants, or those named, without"
-            + " duplicates and with a copy of each event: CPU per duplicate against CPU per new payment)";
+            + " duplicates and with a copy of each event: CPU per duplicate against CPU per new payment)"
+            + VolumeBenchmark.USAGE;
 
     private static final Set<String> OPTIONS = Set.of(
             "messages",
@@ -125,7 +128,9 @@ public final class ThroughputBenchmark {
 
     public static void main(String[] args) throws Exception {
         FLYWAY.setLevel(java.util.logging.Level.WARNING);
-        Options options = Options.parse(args, OPTIONS, USAGE);
+        Set<String> known = new HashSet<>(OPTIONS);
+        known.addAll(VolumeBenchmark.OPTIONS);
+        Options options = Options.parse(args, known, USAGE);
         Settings settings = Settings.fromEnvironment()
                 .with("DB_NAME", "payments_bench")
                 .with("PAYMENTS_QUEUE", "payments")
@@ -134,6 +139,10 @@ public final class ThroughputBenchmark {
                 .with("DB_POOL_MAX", "24")
                 .with("STACK_DIR", OUT.resolve("stack").toAbsolutePath().toString());
         Files.createDirectories(settings.stackDir());
+        if (options.has("volume")) {
+            VolumeBenchmark.main(options, settings, OUT);
+            return;
+        }
         Files.deleteIfExists(OUT.resolve("product.jfr"));
         // A cluster of its own: commit timestamps on (the latency pass reads them), the machine's cluster untouched,
         // and PostgreSQL's CPU that of this cluster's processes alone.

@@ -50,6 +50,21 @@ public final class AdminClient {
                 .POST(HttpRequest.BodyPublishers.noBody()));
     }
 
+    /**
+     * {@link #postJson(String)} waiting up to {@code timeout} for the answer: a purge answers when its time budget
+     * (RETENTION_TIME_BUDGET_SECONDS, 300 s as shipped) is spent, later than the usual timeout.
+     */
+    public JsonObject postJson(String path, Duration timeout) {
+        HttpResponse<String> response = send(request(path)
+                .timeout(timeout)
+                .header("X-Requested-By", "payment-consumer-tools")
+                .POST(HttpRequest.BodyPublishers.noBody()));
+        if (response.statusCode() != 200) {
+            throw new IllegalStateException(path + " answered " + response.statusCode() + ": " + response.body());
+        }
+        return json(response);
+    }
+
     /** A POST with a JSON object of string fields, e.g. {"reason": "..."}. */
     public HttpResponse<String> postJson(String path, Map<String, String> fields) {
         JsonObjectBuilder body = Json.createObjectBuilder();

@@ -72,10 +72,10 @@ public class SchemaMigration {
                 .setTransactionalLock(false);
         MigrateResult result = configuration.load().migrate();
         version = result.targetSchemaVersion != null ? result.targetSchemaVersion : result.initialSchemaVersion;
-        LOG.log(Level.INFO, "Schema at version {0} ({1} migrations applied)", new Object[] {
-            version, result.migrationsExecuted
-        });
         dedupByDay = partitionedByDay();
+        LOG.log(Level.INFO, "Schema at version {0} ({1} migrations applied); processed_events {2}", new Object[] {
+            version, result.migrationsExecuted, dedupByDay ? "partitioned by day" : "not partitioned"
+        });
         if (dedupByDay != "day".equals(partitioning)) {
             LOG.log(
                     Level.WARNING,

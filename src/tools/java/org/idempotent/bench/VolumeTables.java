@@ -1,0 +1,97 @@
+package org.idempotent.bench;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Locale;
+import org.idempotent.stack.Database;
+import org.idempotent.stack.Settings;
+
+/**
+ * The dedup table's and the outbox's footprint and autovacuum's work on them, summed over their partitions (either
+ * dedup mode, and the outbox's days): what a phase of the volume benchmark leaves, compared with the next.
+ */
+final class VolumeTables {
+
+    /**
+     * pg_partition_tree answers nothing for a table that is not partitioned: the table itself is added. The statistics
+     * are those the server has flushed; autovacuum's workers report theirs as they finish.
+     */
+    private static final String TABLE = """
+            SELECT coalesce(sum(pg_table_size(t.relid)), 0), coalesce(sum(pg_indexes_size(t.relid)), 0),
+                   coalesce(sum(s.n_live_tup), 0), coalesce(sum(s.n_dead_tup), 0),
+                   coalesce(sum(s.autovacuum_count), 0), coalesce(sum(s.autoanalyze_count), 0)
+              FROM (SELECT relid FROM pg_partition_tree(CAST(? AS regclass)) UNION SELECT CAST(? AS regclass)) t
+                   LEFT JOIN pg_stat_user_tables s ON s.relid = t.relid""";
+
+    /** One table (and its partitions) at one moment. */
+    record Table(long tableBytes, long indexBytes, long liveRows, long deadRows, long autovacuums, long autoanalyzes) {
+
+        long totalBytes() {
+            return tableBytes + indexBytes;
+        }
+
+        /** Sizes now, with the autovacuum and autoanalyze runs since {@code before}. */
+        String since(Table before) {
+            return String.format(
+                    Locale.ROOT,
+                    "table %,.0f MB + indexes %,.0f MB = %,.0f MB; ~%,d live rows, ~%,d dead;"
+                            + " autovacuum runs %d, autoanalyze runs %d",
+                    tableBytes / 1e6,
+                    indexBytes / 1e6,
+                    totalBytes() / 1e6,
+                    liveRows,
+                    deadRows,
+                    autovacuums - before.autovacuums,
+                    autoanalyzes - before.autoanalyzes);
+        }
+    }
+
+    /** Both tables at one moment. */
+    record Snapshot(Table dedup, Table outbox) {}
+
+    private VolumeTables() {}
+
+    static Snapshot take(Settings settings) throws SQLException {
+        try (Connection db = Database.connect(settings)) {
+            return new Snapshot(table(db, "processed_events"), table(db, "payment_announcements"));
+        }
+    }
+
+    /** The settings that decide what autovacuum does here, in one line: the run says what it ran against. */
+    static String autovacuumSettings(Settings settings) throws SQLException {
+        StringBuilder line = new StringBuilder();
+        try (Connection db = Database.connect(settings);
+                Statement sql = db.createStatement();
+                ResultSet rows = sql.executeQuery("""
+                        SELECT name, setting, unit FROM pg_settings
+                         WHERE name IN ('autovacuum', 'autovacuum_naptime', 'autovacuum_vacuum_scale_factor',
+                                        'autovacuum_vacuum_insert_scale_factor', 'autovacuum_vacuum_cost_limit',
+                                        'autovacuum_vacuum_cost_delay', 'shared_buffers', 'max_wal_size',
+                                        'maintenance_work_mem', 'track_commit_timestamp', 'server_version')
+                         ORDER BY name""")) {
+            while (rows.next()) {
+                line.append(line.length() == 0 ? "" : ", ")
+                        .append(rows.getString(1))
+                        .append(" = ")
+                        .append(rows.getString(2))
+                        .append(rows.getString(3) == null ? "" : rows.getString(3));
+            }
+        }
+        return line.toString();
+    }
+
+    private static Table table(Connection db, String name) throws SQLException {
+        try (PreparedStatement query = db.prepareStatement(TABLE)) {
+            query.setString(1, name);
+            query.setString(2, name);
+            try (ResultSet row = query.executeQuery()) {
+                row.next();
+                return new Table(
+                        row.getLong(1), row.getLong(2), row.getLong(3), row.getLong(4), row.getLong(5), row.getLong(6));
+            }
+        }
+    }
+}
