@@ -78,6 +78,7 @@ list-jdbc-resources domain
 list-jdbc-connection-pools
 list-resource-adapter-configs
 list-file-users
+list-resource-refs server
 EOF
 if ! session "$work/inventory" > /dev/null; then
     cat "$work/inventory.out"
@@ -114,6 +115,12 @@ unless() {
         "create-password-alias --passwordfile $work/broker-password payments-broker-password"
     unless list-libraries "$(basename "$POSTGRESQL_JAR")" "add-library --type common $POSTGRESQL_JAR"
     when list-applications payment-consumer "undeploy --target $scope payment-consumer"
+    if [ "$scope" = domain ]; then
+        # A domain set up on the DAS before: its references would keep the resources from being deleted domain-wide.
+        for ref in jms/paymentsConnectionFactory jdbc/payments jdbc/payments-owner; do
+            when list-resource-refs "$ref" "delete-resource-ref --target server $ref"
+        done
+    fi
     when list-connector-resources jms/paymentsConnectionFactory \
         "delete-connector-resource --target $scope jms/paymentsConnectionFactory"
     when list-connector-connection-pools payments-jms-pool "delete-connector-connection-pool payments-jms-pool"

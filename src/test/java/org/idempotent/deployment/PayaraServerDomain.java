@@ -177,8 +177,13 @@ final class PayaraServerDomain implements AutoCloseable {
     @Override
     public void close() throws Exception {
         for (String group : groups) {
-            // The instances are processes of their own: stopping the domain would leave them running.
-            run("--port", String.valueOf(adminPort()), "stop-deployment-group", "--kill", "true", group);
+            // The instances are processes of their own: stopping the domain would leave them running. A group whose
+            // setup failed has none running, and the domain must stop all the same.
+            try {
+                run("--port", String.valueOf(adminPort()), "stop-deployment-group", "--kill", "true", group);
+            } catch (IllegalStateException notRunning) {
+                System.err.println("Deployment group " + group + " not stopped: " + notRunning.getMessage());
+            }
         }
         if (started) {
             try {

@@ -17,22 +17,29 @@ import java.util.Map;
 import java.util.UUID;
 import org.idempotent.fixtures.HeadlessChromium;
 import org.idempotent.fixtures.Ledger;
+import org.idempotent.fixtures.PurgeWatch;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.stack.AdminClient;
 import org.idempotent.stack.Commands;
 import org.idempotent.stack.Database;
+import org.idempotent.stack.InstanceMetrics;
 import org.idempotent.stack.PayaraInstance;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 
 /**
  * The product on full Payara Server 6, set up from scratch by server-config/setup-payara-server.sh in a fresh domain:
- * events flow through the broker into the database, and the admin console lists what the script created.
+ * first on the DAS itself (the script's default target), where events flow through the broker into the database and the
+ * script converges when run again; then, in the same domain, as a deployment group ({@link AsADeploymentGroup}), whose
+ * setup takes the application off the DAS. One domain for both: its creation, start and stop are a minute of the test
+ * run, and the admin console, checked last, lists what both setups created.
  */
 class PayaraServerIT {
 
@@ -174,42 +181,144 @@ class PayaraServerIT {
         assertThat(domainXml).doesNotContainPattern("(?i)name=\"password\" value=\"(?!\\$\\{ALIAS=)");
     }
 
-    @Test
-    void theAdminConsoleListsTheApplicationAndItsResources() throws Exception {
-        WebDriver browser = HeadlessChromium.start();
-        try {
-            String console = "http://127.0.0.1:" + domain.adminPort();
-            HeadlessChromium.openConsole(
-                    browser,
-                    console + "/common/applications/applications.jsf",
-                    page -> !mainTableRows(page, "payment-consumer").isEmpty(),
-                    PATIENCE);
-            assertListed(
-                    browser, console + "/common/applications/applications.jsf", "payment-consumer", "applications");
-            assertListed(browser, console + "/jdbc/jdbcConnectionPools.jsf", "payments-pool", "jdbc-pools");
-            assertListed(browser, console + "/jdbc/jdbcResources.jsf", "jdbc/payments", "jdbc-resources");
-            assertListed(browser, console + "/jca/resourceAdapterConfigs.jsf", "artemis-ra", "resource-adapters");
-            assertListed(
-                    browser, console + "/jca/connectorConnectionPools.jsf", "payments-jms-pool", "connector-pools");
-            assertListed(
-                    browser,
-                    console + "/jca/connectorResources.jsf",
-                    "jms/paymentsConnectionFactory",
-                    "connector-resources");
-            // Configurations > server-config > MicroProfile > Config, Property tab, source "domain": every key, each
-            // in an editable name field of the page's property table.
-            browser.get(console + "/microprofile/microprofile/specs/configAPI/propertyConfiguration.jsf"
-                    + "?source=domain&configName=server-config");
-            await().atMost(Duration.ofSeconds(30))
-                    .ignoreExceptions()
-                    .until(() -> !propertyNames(browser).isEmpty());
-            HeadlessChromium.screenshot(browser, "payara-server-microprofile-config");
-            assertThat(propertyNames(browser))
-                    .as("the domain's MicroProfile Config properties")
-                    .containsAll(CONFIG_KEYS);
-        } finally {
-            browser.quit();
+    /**
+     * The same domain as a deployment group: one DAS, two standalone instances in the group, set up by
+     * setup-payara-server.sh with TARGET naming the group (which takes the application off the DAS). Both instances
+     * consume the queue; the retention purge runs once at a time across them; the admin console shows the group, its
+     * instances and the application deployed to it, and the resources of both setups.
+     */
+    @Nested
+    @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+    class AsADeploymentGroup {
+
+        private static final String GROUP = "payments-group";
+        private static final List<String> INSTANCES = List.of("payments-1", "payments-2");
+
+        private Settings groupSettings;
+        private final Map<String, PayaraInstance> instances = new HashMap<>();
+
+        @BeforeAll
+        void setUpTheGroup() throws Exception {
+            groupSettings = Settings.fromEnvironment()
+                    .with("DB_NAME", "payments_it_group")
+                    .with("PAYMENTS_QUEUE", "it.group")
+                    .with("RETENTION_SCHEDULE", "second=*/5;minute=*;hour=*")
+                    // Small batches: a purge long enough to be seen at work, batch after batch.
+                    .with("RETENTION_BATCH_SIZE", "100");
+            Database.recreate(groupSettings);
+            domain.createDeploymentGroup(GROUP, INSTANCES)
+                    .forEach(
+                            (name, port) -> instances.put(name, path -> URI.create("http://localhost:" + port + path)));
+            Map<String, String> environment = domain.setupEnvironment(groupSettings);
+            environment.put("TARGET", GROUP);
+            Commands.run(List.of("server-config/setup-payara-server.sh"), environment);
+            for (PayaraInstance instance : instances.values()) {
+                await().atMost(PATIENCE.multipliedBy(2))
+                        .ignoreExceptions()
+                        .untilAsserted(() -> assertThat(HTTP.send(
+                                                HttpRequest.newBuilder(instance.uri("/health/ready"))
+                                                        .build(),
+                                                HttpResponse.BodyHandlers.ofString())
+                                        .statusCode())
+                                .isEqualTo(200));
+            }
         }
+
+        @Test
+        void bothInstancesOfTheGroupConsumeAndEachEventIsAppliedOnce() throws Exception {
+            String account = "group-" + UUID.randomUUID().toString().substring(0, 8);
+            try (PaymentProducer producer = new PaymentProducer(groupSettings)) {
+                for (int i = 0; i < 200; i++) {
+                    UUID event = UUID.randomUUID();
+                    for (int copy = 0; copy < 3; copy++) {
+                        producer.sendText(PaymentProducer.json(event, account, 100));
+                    }
+                }
+            }
+
+            Ledger ledger = new Ledger(groupSettings);
+            await().atMost(PATIENCE)
+                    .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(200 * 100));
+            long applied = 0;
+            for (String name : INSTANCES) {
+                long appliedThere = new InstanceMetrics(instances.get(name)).outcome("applied");
+                assertThat(appliedThere).as("%s applied some", name).isPositive();
+                applied += appliedThere;
+            }
+            assertThat(applied).as("each event applied once, across the group").isEqualTo(200);
+        }
+
+        @Test
+        void theRetentionPurgeRunsOnceAtATimeAcrossTheGroup() throws Exception {
+            // 200 batches, seconds of purging; both instances' timers fire on the same 5-second ticks, so each tick
+            // is a race for the lock.
+            PurgeWatch.insertExpired(groupSettings, 20_000);
+            PurgeWatch.Seen seen = PurgeWatch.watch(groupSettings, Duration.ofMinutes(1));
+
+            assertThat(seen.expiredLeft()).as("every expired row purged").isZero();
+            assertThat(seen.samplesAtWork()).as("purges observed at work").isPositive();
+            assertThat(seen.most())
+                    .as("purges at work at the same moment, across the group")
+                    .isEqualTo(1);
+        }
+
+        @Test
+        void theAdminConsoleShowsTheGroupItsInstancesTheApplicationAndItsResources() throws Exception {
+            WebDriver browser = HeadlessChromium.start();
+            try {
+                String console = "http://127.0.0.1:" + domain.adminPort();
+                HeadlessChromium.openConsole(
+                        browser,
+                        console + "/dg/dgs.jsf",
+                        page -> !mainTableRows(page, GROUP).isEmpty(),
+                        PATIENCE);
+                HeadlessChromium.screenshot(browser, "payara-server-deployment-groups");
+                browser.get(console + "/dg/dgInstances.jsf?dgName=" + GROUP);
+                await().atMost(Duration.ofSeconds(30))
+                        .ignoreExceptions()
+                        .until(() -> INSTANCES.stream()
+                                .allMatch(name -> !mainTableRows(browser, name).isEmpty()));
+                HeadlessChromium.screenshot(browser, "payara-server-deployment-group-instances");
+                for (String name : INSTANCES) {
+                    assertThat(mainTableRows(browser, name).get(0).getText())
+                            .as(name)
+                            .contains("Running");
+                }
+                assertListed(
+                        browser,
+                        console + "/dg/dgApplications.jsf?dgName=" + GROUP,
+                        "payment-consumer",
+                        "deployment-group-applications");
+                assertResourcesListed(browser, console);
+            } finally {
+                browser.quit();
+            }
+        }
+    }
+
+    /** What the setups created, as the console lists it: the application, its resources, every setting. */
+    private static void assertResourcesListed(WebDriver browser, String console) throws Exception {
+        assertListed(browser, console + "/common/applications/applications.jsf", "payment-consumer", "applications");
+        assertListed(browser, console + "/jdbc/jdbcConnectionPools.jsf", "payments-pool", "jdbc-pools");
+        assertListed(browser, console + "/jdbc/jdbcResources.jsf", "jdbc/payments", "jdbc-resources");
+        assertListed(browser, console + "/jca/resourceAdapterConfigs.jsf", "artemis-ra", "resource-adapters");
+        assertListed(browser, console + "/jca/connectorConnectionPools.jsf", "payments-jms-pool", "connector-pools");
+        assertListed(
+                browser,
+                console + "/jca/connectorResources.jsf",
+                "jms/paymentsConnectionFactory",
+                "connector-resources");
+        // Configurations > server-config > MicroProfile > Config, Property tab, source "domain": every key, each in an
+        // editable name field of the page's property table.
+        browser.get(console + "/microprofile/microprofile/specs/configAPI/propertyConfiguration.jsf"
+                + "?source=domain&configName=server-config");
+        await().atMost(Duration.ofSeconds(30))
+                .ignoreExceptions()
+                .until(() -> !propertyNames(browser).isEmpty());
+        HeadlessChromium.screenshot(browser, "payara-server-microprofile-config");
+        assertThat(propertyNames(browser))
+                .as("the domain's MicroProfile Config properties")
+                .containsAll(CONFIG_KEYS);
     }
 
     private static void assertListed(WebDriver browser, String page, String name, String screenshot) throws Exception {

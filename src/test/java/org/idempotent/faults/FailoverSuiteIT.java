@@ -93,8 +93,9 @@ class FailoverSuiteIT {
                         "second=*/5;minute=*;hour=*",
                         "RETENTION_BATCH_SIZE",
                         "500",
+                        // Every 2 s: the outbox scenario waits for two of its runs.
                         "ANNOUNCEMENT_PURGE_SCHEDULE",
-                        "second=*/5;minute=*;hour=*"),
+                        "second=*/2;minute=*;hour=*"),
                 database);
         consumers.addAll(stack.startInstances(List.of("consumer-a", "consumer-b")));
     }

@@ -68,11 +68,11 @@ class FaultSuiteIT {
 
     @BeforeAll
     void startStack() {
-        // With processed_events partitioned by day: its claim and insert under every fault here (the failover suite
+        // With processed_events partitioned by week: its claim and insert under every fault here (the failover suite
         // keeps the unpartitioned table under its faults).
         stack = new FaultStack(
                 "faults",
-                Map.of("CONSUMER_MAX_SESSIONS", String.valueOf(SESSIONS), "DEDUP_PARTITIONING", "day"),
+                Map.of("CONSUMER_MAX_SESSIONS", String.valueOf(SESSIONS), "DEDUP_PARTITIONING", "week"),
                 List.of(REDELIVERY_DELAY_CAP));
         consumer = stack.startInstance("consumer-a");
     }

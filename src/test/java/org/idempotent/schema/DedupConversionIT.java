@@ -7,6 +7,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.DayOfWeek;
 import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.List;
@@ -19,8 +20,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * An installed, unpartitioned processed_events converted by server-config/convert-dedup-to-days.sql, as operations.md
- * tells its owner to: every record kept and still counted, new records placed by day, rights unchanged.
+ * An installed, unpartitioned processed_events converted by server-config/convert-dedup-to-weeks.sql, as operations.md
+ * tells its owner to: every record kept and still counted, new records placed by week, rights unchanged.
  */
 class DedupConversionIT {
 
@@ -62,7 +63,7 @@ class DedupConversionIT {
     }
 
     @Test
-    void theTableIsPartitionedByDayAndTheApplicationRoleWritesAndPurgesIt() throws SQLException {
+    void theTableIsPartitionedByWeekAndTheApplicationRoleWritesAndPurgesIt() throws SQLException {
         LocalDate today = LocalDate.now(ZoneOffset.UTC);
         try (Connection app = Database.connectAsApplication(SETTINGS)) {
             assertThat(single(
@@ -73,7 +74,8 @@ class DedupConversionIT {
             UUID eventId = UUID.randomUUID();
             update(app, "INSERT INTO processed_events (event_id, event_day) VALUES (?, ?)", eventId, today);
             assertThat(single(app, "SELECT tableoid::regclass::text FROM processed_events WHERE event_id = ?", eventId))
-                    .isEqualTo("processed_events_p" + today.toString().replace("-", ""));
+                    .isEqualTo("processed_events_p"
+                            + today.with(DayOfWeek.MONDAY).toString().replace("-", ""));
             assertThat(update(app, "DELETE FROM processed_events_legacy WHERE event_id = ?", RECORDED.get(0)))
                     .as("the purge's batches on the legacy partition")
                     .isEqualTo(1);
@@ -101,7 +103,7 @@ class DedupConversionIT {
                 "-v",
                 "ON_ERROR_STOP=1",
                 "-f",
-                "server-config/convert-dedup-to-days.sql",
+                "server-config/convert-dedup-to-weeks.sql",
                 "postgresql://" + user + ":" + password + "@" + SETTINGS.get("DB_HOST") + ":" + SETTINGS.get("DB_PORT")
                         + "/" + SETTINGS.get("DB_NAME"));
     }

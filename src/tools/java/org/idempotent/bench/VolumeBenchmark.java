@@ -29,7 +29,7 @@ final class VolumeBenchmark {
 
     static final String USAGE = " --volume (this mode) --volume-rows N (20000000) --volume-accounts N (rows / 20)"
             + " --volume-rate MSG_PER_S (default: half the warm rate on the empty table) --volume-minutes M (per paced"
-            + " phase, 3; four phases) --dedup-partitioning none|day (DEDUP_PARTITIONING of the installed schema)";
+            + " phase, 3; four phases) --dedup-partitioning none|week (DEDUP_PARTITIONING of the installed schema)";
 
     static final List<String> OPTIONS =
             List.of("volume", "volume-rows", "volume-accounts", "volume-rate", "volume-minutes", "dedup-partitioning");
@@ -60,8 +60,8 @@ final class VolumeBenchmark {
 
     static void main(Options options, Settings base, Path out) throws Exception {
         String mode = options.get("dedup-partitioning", "none");
-        if (!List.of("none", "day").contains(mode)) {
-            throw new IllegalArgumentException("--dedup-partitioning none|day, not " + mode);
+        if (!List.of("none", "week").contains(mode)) {
+            throw new IllegalArgumentException("--dedup-partitioning none|week, not " + mode);
         }
         Settings settings = base.with("RETENTION_SCHEDULE", TIMER_OFF);
         if (Settings.defaults().containsKey(MODE)) {

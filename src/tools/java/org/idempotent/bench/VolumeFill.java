@@ -5,6 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.DayOfWeek;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -18,7 +19,7 @@ import org.idempotent.stack.Settings;
 
 /**
  * A production past for the volume benchmark, written by PostgreSQL itself (generate_series), through the parent
- * tables so that either dedup mode (DEDUP_PARTITIONING none or day) routes the rows ({@link VolumeSchema}):
+ * tables so that either dedup mode (DEDUP_PARTITIONING none or week) routes the rows ({@link VolumeSchema}):
  * processed_events spread evenly over the retention window and as many expired days beyond it (half of the rows
  * expired), one announcement per applied payment of the outbox's days, and the accounts.
  */
@@ -51,10 +52,10 @@ final class VolumeFill {
     private final int outboxDays;
 
     /**
-     * Where the expired half ends: the start of the UTC day {@code RETENTION_DAYS} ago. Every record before it is past
-     * the window in either layout: by its time in the unpartitioned table, by its whole day in the table by day (whose
-     * purge keeps a day until the window has passed its end, a day more at most). Fixed when the benchmark starts, so
-     * that the expired rows of both fills are the same ones however long the run takes.
+     * Where the expired half ends: the Monday (UTC) of the week that holds the day {@code RETENTION_DAYS} ago. Every
+     * record before it is past the window in either layout: by its time in the unpartitioned table, by its whole week
+     * in the table by week (whose purge keeps a week until the window has passed its end). Fixed when the benchmark
+     * starts, so that the expired rows of both fills are the same ones however long the run takes.
      */
     private final Instant expiredBefore;
 
@@ -64,6 +65,7 @@ final class VolumeFill {
         this.outboxDays = settings.getInt("ANNOUNCEMENT_RETENTION_DAYS");
         this.expiredBefore = LocalDate.now(ZoneOffset.UTC)
                 .minusDays(windowDays)
+                .with(DayOfWeek.MONDAY)
                 .atStartOfDay(ZoneOffset.UTC)
                 .toInstant();
     }
@@ -109,7 +111,7 @@ final class VolumeFill {
             }
             System.out.printf(
                     Locale.ROOT,
-                    "  filled %,d dedup records (half before %s, %d days ago at midnight UTC), %,d announcements (%d"
+                    "  filled %,d dedup records (half before %s, the Monday of the week %d days ago), %,d announcements (%d"
                             + " days), %,d accounts in %.0f s%n",
                     rows,
                     expiredBefore,

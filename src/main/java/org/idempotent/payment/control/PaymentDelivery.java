@@ -125,7 +125,7 @@ public class PaymentDelivery {
         }
     }
 
-    /** A copy whose occurredAt falls on another day than its record's (table partitioned by day only). */
+    /** A copy whose occurredAt falls on another day than its record's (table partitioned by week only). */
     private static boolean placedElsewhere(PaymentEvent event, ProcessedEvent original) {
         return event.occurredAt() != null
                 && original.eventDay() != null

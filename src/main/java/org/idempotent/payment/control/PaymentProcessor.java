@@ -60,7 +60,7 @@ public class PaymentProcessor {
                    clock_timestamp()
               FROM applied, payment""";
 
-    /** The partitioned table's guard across days (V8__processed_events_by_day.sql): true if the ID is new. */
+    /** The partitioned table's guard across days (V8__processed_events_by_week.sql): true if the ID is new. */
     static final String CLAIM = "SELECT processed_event_claim(CAST(?1 AS uuid))";
 
     static final String RELEASED_SINCE =
@@ -76,7 +76,7 @@ public class PaymentProcessor {
     SchemaMigration schema;
 
     /** Read once: the layout changes only by a conversion, with the consumers stopped. */
-    private volatile Boolean dedupByDay;
+    private volatile Boolean dedupByWeek;
 
     /**
      * Runs in its own transaction, which commits before the caller acknowledges the message: if the JVM dies between
@@ -113,10 +113,10 @@ public class PaymentProcessor {
      * day the unique key covers one day, so the ID is claimed first: false if a record of it is in another day.
      */
     private boolean record(PaymentEvent event) {
-        if (dedupByDay == null) {
-            dedupByDay = schema.dedupByDay();
+        if (dedupByWeek == null) {
+            dedupByWeek = schema.dedupByWeek();
         }
-        if (dedupByDay) {
+        if (dedupByWeek) {
             Object isNew =
                     em.createNativeQuery(CLAIM).setParameter(1, event.eventId()).getSingleResult();
             if (!Boolean.TRUE.equals(isNew)) {

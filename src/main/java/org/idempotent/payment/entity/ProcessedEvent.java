@@ -25,11 +25,11 @@ public class ProcessedEvent {
     /**
      * The unique key whose violation means "already processed" (V1__payments.sql; PostgreSQL's name for the primary
      * key). Only this constraint is a duplicate: a violation of any other is a refused payment. In the table
-     * partitioned by day a violation names the partition's copy of it ({@link #isDedupKey}).
+     * partitioned by week a violation names the partition's copy of it ({@link #isDedupKey}).
      */
     public static final String DEDUP_KEY = "processed_events_pkey";
 
-    /** The event_day of every row of the unpartitioned table: not placed (V8__processed_events_by_day.sql). */
+    /** The event_day of every row of the unpartitioned table: not placed (V8__processed_events_by_week.sql). */
     public static final LocalDate NOT_PLACED = LocalDate.EPOCH;
 
     private static final Pattern PARTITION_KEY = Pattern.compile("processed_events_(p[0-9]{8}|default|legacy)_pkey");
@@ -70,8 +70,9 @@ public class ProcessedEvent {
     }
 
     /**
-     * The day an event is placed in the table partitioned by day: the UTC day it occurred, the same on every resend (so
-     * that the unique key sees its copies); one that does not say is placed on the day it is processed, {@code now}.
+     * The day an event is placed on in the table partitioned by week: the UTC day it occurred, the same on every
+     * resend (so that the unique key sees its copies); one that does not say is placed on the day it is processed,
+     * {@code now}.
      */
     public static LocalDate dayOf(PaymentEvent event, Instant now) {
         return LocalDate.ofInstant(event.occurredAt() == null ? now : event.occurredAt(), ZoneOffset.UTC);

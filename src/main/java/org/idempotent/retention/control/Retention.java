@@ -47,7 +47,7 @@ public class Retention {
             DELETE FROM processed_events
              WHERE ctid = ANY (ARRAY(SELECT ctid FROM processed_events WHERE processed_at < ? LIMIT ?))""";
 
-    /** A ctid is unique within one table only: in the table partitioned by day, the batches run on a partition. */
+    /** A ctid is unique within one table only: in the table partitioned by week, the batches run on a partition. */
     static final String DELETE_DEFAULT_BATCH = """
             DELETE FROM processed_events_default
              WHERE ctid = ANY (ARRAY(SELECT ctid FROM processed_events_default WHERE processed_at < ? LIMIT ?))""";
@@ -128,12 +128,12 @@ public class Retention {
         int batches = 0;
         boolean complete = true;
         List<String> tables = List.of("processed_events");
-        if (schema.dedupByDay()) {
-            DayPartitions.Dropped dropped = DayPartitions.purge(connection, policy.window());
+        if (schema.dedupByWeek()) {
+            WeekPartitions.Dropped dropped = WeekPartitions.purge(connection, policy.window());
             purgedRows.inc(dropped.rows());
             rowsDeleted += dropped.rows();
-            batches += dropped.days();
-            tables = DayPartitions.rowByRow(connection);
+            batches += dropped.weeks();
+            tables = WeekPartitions.rowByRow(connection);
         }
         BatchedDelete.Pacing pacing = PurgePacing.of(policy);
         for (String table : tables) {

@@ -38,9 +38,9 @@ public class SchemaMigration {
 
     /**
      * How processed_events is laid out when the schema is installed: {@code none}, one table whose rows the purge
-     * deletes in batches, or {@code day}, partitioned by the day each event occurred, whose days the purge drops whole
-     * (V8__processed_events_by_day.sql). Read by the migration only: an installed table keeps its layout until its
-     * owner converts it.
+     * deletes in batches, or {@code week}, partitioned by the week each event occurred, whose weeks the purge drops
+     * whole (V8__processed_events_by_week.sql). Read by the migration only: an installed table keeps its layout until
+     * its owner converts it.
      */
     public static final String DEDUP_PARTITIONING = "DEDUP_PARTITIONING";
 
@@ -57,7 +57,7 @@ public class SchemaMigration {
     String partitioning;
 
     private volatile String version;
-    private volatile boolean dedupByDay;
+    private volatile boolean dedupByWeek;
 
     @PostConstruct
     void migrate() {
@@ -72,22 +72,22 @@ public class SchemaMigration {
                 .setTransactionalLock(false);
         MigrateResult result = configuration.load().migrate();
         version = result.targetSchemaVersion != null ? result.targetSchemaVersion : result.initialSchemaVersion;
-        dedupByDay = partitionedByDay();
+        dedupByWeek = partitionedByWeek();
         LOG.log(Level.INFO, "Schema at version {0} ({1} migrations applied); processed_events {2}", new Object[] {
-            version, result.migrationsExecuted, dedupByDay ? "partitioned by day" : "not partitioned"
+            version, result.migrationsExecuted, dedupByWeek ? "partitioned by week" : "not partitioned"
         });
-        if (dedupByDay != "day".equals(partitioning)) {
+        if (dedupByWeek != "week".equals(partitioning)) {
             LOG.log(
                     Level.WARNING,
                     "{0}={1}, but processed_events is {2}: the layout is chosen when the schema is "
                             + "installed; an installed table is converted by its owner (operations.md)",
                     new Object[] {
-                        DEDUP_PARTITIONING, partitioning, dedupByDay ? "partitioned by day" : "not partitioned"
+                        DEDUP_PARTITIONING, partitioning, dedupByWeek ? "partitioned by week" : "not partitioned"
                     });
         }
     }
 
-    private boolean partitionedByDay() {
+    private boolean partitionedByWeek() {
         try (Connection connection = dataSource.getConnection();
                 PreparedStatement query = connection.prepareStatement(PARTITIONED);
                 ResultSet row = query.executeQuery()) {
@@ -98,10 +98,10 @@ public class SchemaMigration {
         }
     }
 
-    /** Whether processed_events is partitioned by day; read once, after the migration: a conversion needs a restart. */
+    /** Whether processed_events is partitioned by week; read after the migration: a conversion needs a restart. */
     @Lock(LockType.READ)
-    public boolean dedupByDay() {
-        return dedupByDay;
+    public boolean dedupByWeek() {
+        return dedupByWeek;
     }
 
     /** Returns once the schema is migrated; blocks a caller that arrives while the migration is still running. */

@@ -11,6 +11,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.DayOfWeek;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -29,24 +30,25 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * processed_events partitioned by the day each event occurred (DEDUP_PARTITIONING=day), on a database of its own:
- * an event is applied once however its copies fall on the days, and the purge drops a day only when the dedup horizon
+ * processed_events partitioned by the week each event occurred (DEDUP_PARTITIONING=week), on a database of its own:
+ * an event is applied once however its copies fall on the days, and the purge drops a week only when the dedup horizon
  * already quarantines every event it could hold.
  */
-class DedupByDayIT {
+class DedupByWeekIT {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);
     private static final int WINDOW_DAYS = 14;
 
     @RegisterExtension
-    static final RunningConsumer consumer = RunningConsumer.on("dedup-by-day-it", "it.byday")
-            .ownDatabase("payments_it_byday")
-            .with("DEDUP_PARTITIONING", "day")
+    static final RunningConsumer consumer = RunningConsumer.on("dedup-by-week-it", "it.byweek")
+            .ownDatabase("payments_it_byweek")
+            .with("DEDUP_PARTITIONING", "week")
             .with("RETENTION_DAYS", String.valueOf(WINDOW_DAYS))
             .with("RETENTION_SCHEDULE", "month=1;dayOfMonth=1;hour=0;minute=0");
 
     private static final LocalDate TODAY = LocalDate.now(ZoneOffset.UTC);
 
+    /** This week's partition is made ahead; on a Monday yesterday is in last week's. */
     @BeforeAll
     static void yesterdayHasAPartition() throws SQLException {
         sql("SELECT processed_events_partition(?)", TODAY.minusDays(1));
@@ -68,7 +70,7 @@ class DedupByDayIT {
                 .untilAsserted(() ->
                         assertThat(consumer.metrics().outcome("duplicate")).isEqualTo(duplicates + 1));
         assertThat(consumer.ledger().balance(account)).isEqualTo(100);
-        assertThat(placement(eventId)).containsExactly("processed_events_p" + compact(TODAY.minusDays(1)));
+        assertThat(placement(eventId)).containsExactly(where(TODAY.minusDays(1)));
     }
 
     /**
@@ -96,7 +98,7 @@ class DedupByDayIT {
                 .untilAsserted(() ->
                         assertThat(consumer.metrics().outcome("duplicate")).isEqualTo(duplicates + 1));
         assertThat(consumer.ledger().balance(account)).isEqualTo(201);
-        assertThat(placement(eventId)).containsExactly("processed_events_p" + compact(TODAY.minusDays(1)));
+        assertThat(placement(eventId)).containsExactly(where(TODAY.minusDays(1)));
     }
 
     /** A producer's bug: the same event ID with occurredAt on another day. Applied once, recorded once. */
@@ -116,7 +118,7 @@ class DedupByDayIT {
                 .untilAsserted(() ->
                         assertThat(consumer.metrics().outcome("duplicate")).isEqualTo(duplicates + 1));
         assertThat(consumer.ledger().balance(account)).isEqualTo(301);
-        assertThat(placement(eventId)).containsExactly("processed_events_p" + compact(TODAY.minusDays(1)));
+        assertThat(placement(eventId)).containsExactly(where(TODAY.minusDays(1)));
     }
 
     /**
@@ -147,39 +149,35 @@ class DedupByDayIT {
         }
     }
 
+    /** A producer's clock a month ahead: past the weeks made ahead, so the default partition takes it. */
     @Test
-    void anEventOfADayWithoutAPartitionGoesToTheDefaultPartition() throws Exception {
+    void anEventOfAWeekWithoutAPartitionGoesToTheDefaultPartition() throws Exception {
         String account = account();
-        UUID fiveDaysOld = UUID.randomUUID();
-        UUID tenDaysAhead = UUID.randomUUID();
+        UUID aMonthAhead = UUID.randomUUID();
+        LocalDate day = TODAY.plusDays(30);
 
-        send(fiveDaysOld, account, 400, Instant.now().minus(Duration.ofDays(5)));
-        send(tenDaysAhead, account, 500, Instant.now().plus(Duration.ofDays(10)));
+        send(aMonthAhead, account, 500, day.atTime(12, 0).toInstant(ZoneOffset.UTC));
 
-        awaitBalance(account, 900);
-        assertThat(placement(fiveDaysOld)).containsExactly("processed_events_default");
-        assertThat(placement(tenDaysAhead)).containsExactly("processed_events_default");
+        awaitBalance(account, 500);
+        assertThat(placement(aMonthAhead)).containsExactly("processed_events_default " + day);
     }
 
     @Test
-    void theNextDaysHavePartitionsBeforeTheyBegin() throws Exception {
-        assertThat(partitions())
-                .contains(
-                        "processed_events_p" + compact(TODAY),
-                        "processed_events_p" + compact(TODAY.plusDays(1)),
-                        "processed_events_p" + compact(TODAY.plusDays(2)));
+    void theNextWeekHasAPartitionBeforeItBegins() throws Exception {
+        assertThat(partitions()).contains(partitionOf(TODAY), partitionOf(TODAY.plusDays(7)));
     }
 
     /**
-     * With a window of 14 days, the day that ended 14 days ago or earlier is dropped; the day after it, which ended
-     * less than 14 days ago, is kept. A copy of an event of the dropped day is older than the dedup horizon (13 days)
-     * and, without its record, is quarantined as STALE, not applied. The default partition is purged row by row.
+     * With a window of 14 days, the week of 21 days ago ended 14 days ago or earlier and is dropped; the week of 14
+     * days ago ended less than 14 days ago and is kept. A copy of an event of the dropped week is older than the dedup
+     * horizon (13 days) and, without its record, is quarantined as STALE, not applied. The default partition is purged
+     * row by row.
      */
     @Test
-    void aDayIsDroppedOnceTheWindowHasPassedItsEndAndACopyOfItsEventsIsThenQuarantined() throws Exception {
-        LocalDate expired = TODAY.minusDays(WINDOW_DAYS + 1);
+    void aWeekIsDroppedOnceTheWindowHasPassedItsEndAndACopyOfItsEventsIsThenQuarantined() throws Exception {
+        LocalDate expired = TODAY.minusDays(WINDOW_DAYS + 7);
         LocalDate kept = TODAY.minusDays(WINDOW_DAYS);
-        UUID eventOfExpiredDay = UUID.randomUUID();
+        UUID eventOfExpiredWeek = UUID.randomUUID();
         for (LocalDate day : List.of(expired, kept)) {
             sql("SELECT processed_events_partition(?)", day);
             sql(
@@ -189,23 +187,21 @@ class DedupByDayIT {
         }
         sql(
                 "INSERT INTO processed_events (event_id, event_day, processed_at) VALUES (?, ?, now() - interval '15 days')",
-                eventOfExpiredDay,
+                eventOfExpiredWeek,
                 expired);
         UUID youngInDefault = UUID.randomUUID();
         UUID oldInDefault = UUID.randomUUID();
-        sql("INSERT INTO processed_events (event_id, event_day) VALUES (?, ?)", youngInDefault, TODAY.minusDays(6));
+        sql("INSERT INTO processed_events (event_id, event_day) VALUES (?, ?)", youngInDefault, TODAY.plusDays(30));
         sql(
                 "INSERT INTO processed_events (event_id, event_day, processed_at) VALUES (?, ?, now() - interval '15 days')",
                 oldInDefault,
-                TODAY.minusDays(6));
+                TODAY.plusDays(30));
 
         JsonObject run = consumer.admin().postJson("/admin/retention/purge");
 
         assertThat(run.getString("outcome")).isEqualTo("COMPLETED");
         assertThat(run.getJsonNumber("rowsDeleted").longValue()).isEqualTo(1001 + 1);
-        assertThat(partitions())
-                .doesNotContain("processed_events_p" + compact(expired))
-                .contains("processed_events_p" + compact(kept));
+        assertThat(partitions()).doesNotContain(partitionOf(expired)).contains(partitionOf(kept));
         assertThat(consumer.ledger().isProcessed(youngInDefault)).isTrue();
         assertThat(consumer.ledger().isProcessed(oldInDefault)).isFalse();
 
@@ -213,7 +209,7 @@ class DedupByDayIT {
         try (DeadLetterReader quarantine =
                 new DeadLetterReader(consumer.settings(), consumer.settings().get("QUARANTINE_QUEUE"))) {
             String probe =
-                    send(eventOfExpiredDay, account, 600, expired.atTime(12, 0).toInstant(ZoneOffset.UTC));
+                    send(eventOfExpiredWeek, account, 600, expired.atTime(12, 0).toInstant(ZoneOffset.UTC));
             Message moved =
                     quarantine.receive("probe = '" + probe + "'", 1, PATIENCE).get(0);
             assertThat(moved.getStringProperty(MessageProperties.REASON)).isEqualTo("STALE");
@@ -242,9 +238,20 @@ class DedupByDayIT {
         }
     }
 
-    /** The partitions that hold a record of the event. */
+    /** The partition and the day of every record of the event. */
     private static List<String> placement(UUID eventId) throws SQLException {
-        return strings("SELECT tableoid::regclass::text FROM processed_events WHERE event_id = ?", eventId);
+        return strings(
+                "SELECT tableoid::regclass::text || ' ' || event_day FROM processed_events WHERE event_id = ?",
+                eventId);
+    }
+
+    /** A record's placement on {@code day}, in its week's partition. */
+    private static String where(LocalDate day) {
+        return partitionOf(day) + " " + day;
+    }
+
+    private static String partitionOf(LocalDate day) {
+        return "processed_events_p" + day.with(DayOfWeek.MONDAY).toString().replace("-", "");
     }
 
     private static List<String> partitions() throws SQLException {
@@ -298,9 +305,5 @@ class DedupByDayIT {
 
     private static String account() {
         return "day-" + UUID.randomUUID().toString().substring(0, 8);
-    }
-
-    private static String compact(LocalDate day) {
-        return day.toString().replace("-", "");
     }
 }

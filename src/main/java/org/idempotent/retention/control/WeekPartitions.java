@@ -11,41 +11,41 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
- * The purge of processed_events partitioned by day (V8__processed_events_by_day.sql): the next days' partitions made,
- * then each expired day dropped whole, one transaction each, on a connection in autocommit. The rules are the
- * database's functions; this only runs them and counts.
+ * The purge of processed_events partitioned by week (V8__processed_events_by_week.sql): this week's and the next
+ * week's partitions made, then each expired week dropped whole, one transaction each, on a connection in autocommit.
+ * The rules are the database's functions; this only runs them and counts.
  */
-final class DayPartitions {
+final class WeekPartitions {
 
     /** The partitions that the purge deletes from row by row, as in the unpartitioned table: never dropped. */
     static final List<String> ROW_BY_ROW = List.of("processed_events_default", "processed_events_legacy");
 
-    static final String DAYS_AHEAD = "SELECT processed_events_days_ahead()";
-    static final String EXPIRED = "SELECT processed_events_expired_days(make_interval(secs => ?))";
-    static final String DROP = "SELECT processed_events_drop_day(?, make_interval(secs => ?))";
+    static final String WEEKS_AHEAD = "SELECT processed_events_weeks_ahead()";
+    static final String EXPIRED = "SELECT processed_events_expired_weeks(make_interval(secs => ?))";
+    static final String DROP = "SELECT processed_events_drop_week(?, make_interval(secs => ?))";
 
-    private static final Logger LOG = Logger.getLogger(DayPartitions.class.getName());
+    private static final Logger LOG = Logger.getLogger(WeekPartitions.class.getName());
 
-    /** What a pass dropped: days and the rows that were in them. */
-    record Dropped(int days, long rows) {}
+    /** What a pass dropped: weeks and the rows that were in them. */
+    record Dropped(int weeks, long rows) {}
 
-    private DayPartitions() {}
+    private WeekPartitions() {}
 
     /**
-     * Makes today's and the next two days' partitions, then drops every day partition that {@code window} has passed,
-     * oldest first. A drop refused (its lock not granted within the function's lock_timeout, say) ends the pass: the
-     * next purge goes on from there.
+     * Makes this week's and the next week's partitions, then drops every week partition that {@code window} has
+     * passed, oldest first. A drop refused (its lock not granted within the function's lock_timeout, say) ends the
+     * pass: the next purge goes on from there.
      */
     static Dropped purge(Connection connection, Duration window) throws SQLException {
-        try (PreparedStatement ahead = connection.prepareStatement(DAYS_AHEAD)) {
+        try (PreparedStatement ahead = connection.prepareStatement(WEEKS_AHEAD)) {
             ahead.execute();
         }
-        int days = 0;
+        int weeks = 0;
         long rows = 0;
-        for (String day : expired(connection, window)) {
+        for (String week : expired(connection, window)) {
             long inIt;
             try (PreparedStatement drop = connection.prepareStatement(DROP)) {
-                drop.setString(1, day);
+                drop.setString(1, week);
                 drop.setDouble(2, window.toSeconds());
                 try (ResultSet counted = drop.executeQuery()) {
                     counted.next();
@@ -53,14 +53,14 @@ final class DayPartitions {
                 }
             } catch (SQLException e) {
                 LOG.log(Level.WARNING, "{0} not dropped, the next purge tries again: {1}", new Object[] {
-                    day, e.getMessage()
+                    week, e.getMessage()
                 });
                 break;
             }
-            days++;
+            weeks++;
             rows += inIt;
         }
-        return new Dropped(days, rows);
+        return new Dropped(weeks, rows);
     }
 
     /** Those of {@link #ROW_BY_ROW} that exist. */

@@ -1,11 +1,11 @@
--- Converts an installed, unpartitioned processed_events to the layout DEDUP_PARTITIONING=day installs
--- (V8__processed_events_by_day.sql), keeping every record: the table becomes the partition processed_events_legacy,
--- which the purge empties row by row as before, while new records go to day partitions it drops whole.
+-- Converts an installed, unpartitioned processed_events to the layout DEDUP_PARTITIONING=week installs
+-- (V8__processed_events_by_week.sql), keeping every record: the table becomes the partition processed_events_legacy,
+-- which the purge empties row by row as before, while new records go to week partitions it drops whole.
 -- Run as the table's owner (DB_OWNER_USER), with psql, on a schema at version 8 or later:
---     psql -v ON_ERROR_STOP=1 -U <owner> -d <database> -f server-config/convert-dedup-to-days.sql
+--     psql -v ON_ERROR_STOP=1 -U <owner> -d <database> -f server-config/convert-dedup-to-weeks.sql
 -- The first part runs beside the consumers (an index built concurrently, a constraint validated without blocking
 -- writes); stop the consumers before the second part, a short transaction that touches only the catalog, and start
--- them after it with DEDUP_PARTITIONING=day: an instance reads the layout when it starts.
+-- them after it with DEDUP_PARTITIONING=week: an instance reads the layout when it starts.
 
 DO $$
 BEGIN
@@ -35,7 +35,7 @@ ALTER TABLE processed_events
     ADD CONSTRAINT processed_events_legacy_pkey PRIMARY KEY USING INDEX processed_events_legacy_key;
 ALTER TABLE processed_events RENAME TO processed_events_legacy;
 ALTER INDEX IF EXISTS processed_events_processed_at RENAME TO processed_events_legacy_processed_at;
-SELECT processed_events_create_by_day();
+SELECT processed_events_create_by_week();
 ALTER TABLE processed_events ATTACH PARTITION processed_events_legacy FOR VALUES FROM (MINVALUE) TO ('1970-01-02');
-SELECT processed_events_days_ahead();
+SELECT processed_events_weeks_ahead();
 COMMIT;
