@@ -22,7 +22,8 @@ final class WeekPartitions {
 
     static final String WEEKS_AHEAD = "SELECT processed_events_weeks_ahead()";
     static final String EXPIRED = "SELECT processed_events_expired_weeks(make_interval(secs => ?))";
-    static final String DROP = "SELECT processed_events_drop_week(?, make_interval(secs => ?))";
+    static final String DETACH = "SELECT processed_events_detach_week(?, make_interval(secs => ?))";
+    static final String DROP_DETACHED = "SELECT processed_events_drop_detached()";
 
     private static final Logger LOG = Logger.getLogger(WeekPartitions.class.getName());
 
@@ -40,17 +41,19 @@ final class WeekPartitions {
         try (PreparedStatement ahead = connection.prepareStatement(WEEKS_AHEAD)) {
             ahead.execute();
         }
+        dropDetached(connection);
         int weeks = 0;
         long rows = 0;
         for (String week : expired(connection, window)) {
             long inIt;
-            try (PreparedStatement drop = connection.prepareStatement(DROP)) {
-                drop.setString(1, week);
-                drop.setDouble(2, window.toSeconds());
-                try (ResultSet counted = drop.executeQuery()) {
+            try (PreparedStatement detach = connection.prepareStatement(DETACH)) {
+                detach.setString(1, week);
+                detach.setDouble(2, window.toSeconds());
+                try (ResultSet counted = detach.executeQuery()) {
                     counted.next();
                     inIt = counted.getLong(1);
                 }
+                dropDetached(connection);
             } catch (SQLException e) {
                 LOG.log(Level.WARNING, "{0} not dropped, the next purge tries again: {1}", new Object[] {
                     week, e.getMessage()
@@ -61,6 +64,13 @@ final class WeekPartitions {
             rows += inIt;
         }
         return new Dropped(weeks, rows);
+    }
+
+    /** Detached first, then dropped: only the detach holds the consumers (V8__processed_events_by_week.sql). */
+    private static void dropDetached(Connection connection) throws SQLException {
+        try (PreparedStatement drop = connection.prepareStatement(DROP_DETACHED)) {
+            drop.execute();
+        }
     }
 
     /** Those of {@link #ROW_BY_ROW} that exist. */
