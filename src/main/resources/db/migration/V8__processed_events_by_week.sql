@@ -92,11 +92,12 @@ CREATE FUNCTION processed_events_expired_weeks(keep interval) RETURNS SETOF text
      ORDER BY c.relname
 $$;
 
--- Detaches one of those weeks and answers its rows, in a transaction of its own (the caller's): the only moment the
+-- Detaches one of those weeks and answers its rows, in a transaction of its own (the caller's): the only lock the
 -- consumers wait for, since detaching locks the parent exclusively (the deliveries in flight are waited for and the
 -- next ones wait behind it), for a change of the catalog, never longer than lock_timeout (then the next purge tries
--- again). The files go in processed_events_drop_detached, which locks nothing the consumers use: measured, a drop
--- under the parent's lock held them for as long as the unlink of a week's files took (p99 196 ms against 12.7 ms).
+-- again). The files go in processed_events_drop_detached, which locks nothing the consumers use (measured: at most
+-- 8 ms over the detach; freeing the files may still slow every commit where the file system makes an unlink wait for
+-- the disk, performance.md).
 -- The rows are PostgreSQL's running count (pg_stat_user_tables): a count(*) of a week would spend seconds of the
 -- consumers' CPU. Refuses a week that is not expired (a caller's mistake must not drop records the horizon does not
 -- cover). DETACH ... CONCURRENTLY is not allowed beside a default partition.

@@ -5,7 +5,9 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.HashMap;
 import java.util.Locale;
+import java.util.Map;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.Settings;
 
@@ -20,14 +22,17 @@ final class VolumeTables {
      * are those the server has flushed; autovacuum's workers report theirs as they finish.
      */
     private static final String TABLE = """
-            SELECT coalesce(sum(pg_table_size(t.relid)), 0), coalesce(sum(pg_indexes_size(t.relid)), 0),
-                   coalesce(sum(s.n_live_tup), 0), coalesce(sum(s.n_dead_tup), 0),
-                   coalesce(sum(s.autovacuum_count), 0), coalesce(sum(s.autoanalyze_count), 0)
+            SELECT CAST(t.relid AS oid), pg_table_size(t.relid), pg_indexes_size(t.relid),
+                   coalesce(s.n_live_tup, 0), coalesce(s.n_dead_tup, 0),
+                   coalesce(s.autovacuum_count, 0), coalesce(s.autoanalyze_count, 0)
               FROM (SELECT relid FROM pg_partition_tree(CAST(? AS regclass)) UNION SELECT CAST(? AS regclass)) t
                    LEFT JOIN pg_stat_user_tables s ON s.relid = t.relid""";
 
-    /** One table (and its partitions) at one moment. */
-    record Table(long tableBytes, long indexBytes, long liveRows, long deadRows, long autovacuums, long autoanalyzes) {
+    /**
+     * One table (and its partitions) at one moment; autovacuum's and autoanalyze's runs per partition, so that the
+     * runs since an earlier moment are those of the partitions still there (a dropped week takes its counts along).
+     */
+    record Table(long tableBytes, long indexBytes, long liveRows, long deadRows, Map<Long, long[]> runs) {
 
         long totalBytes() {
             return tableBytes + indexBytes;
@@ -44,8 +49,17 @@ final class VolumeTables {
                     totalBytes() / 1e6,
                     liveRows,
                     deadRows,
-                    autovacuums - before.autovacuums,
-                    autoanalyzes - before.autoanalyzes);
+                    runsSince(before, 0),
+                    runsSince(before, 1));
+        }
+
+        private long runsSince(Table before, int which) {
+            long since = 0;
+            for (Map.Entry<Long, long[]> now : runs.entrySet()) {
+                long[] then = before.runs.get(now.getKey());
+                since += now.getValue()[which] - (then == null ? 0 : then[which]);
+            }
+            return since;
         }
     }
 
@@ -66,7 +80,7 @@ final class VolumeTables {
         try (Connection db = Database.connect(settings);
                 Statement sql = db.createStatement();
                 ResultSet rows = sql.executeQuery("""
-                        SELECT name, setting, unit FROM pg_settings
+                        SELECT name, current_setting(name) FROM pg_settings
                          WHERE name IN ('autovacuum', 'autovacuum_naptime', 'autovacuum_vacuum_scale_factor',
                                         'autovacuum_vacuum_insert_scale_factor', 'autovacuum_vacuum_cost_limit',
                                         'autovacuum_vacuum_cost_delay', 'shared_buffers', 'max_wal_size',
@@ -76,8 +90,7 @@ final class VolumeTables {
                 line.append(line.length() == 0 ? "" : ", ")
                         .append(rows.getString(1))
                         .append(" = ")
-                        .append(rows.getString(2))
-                        .append(rows.getString(3) == null ? "" : rows.getString(3));
+                        .append(rows.getString(2));
             }
         }
         return line.toString();
@@ -87,11 +100,21 @@ final class VolumeTables {
         try (PreparedStatement query = db.prepareStatement(TABLE)) {
             query.setString(1, name);
             query.setString(2, name);
-            try (ResultSet row = query.executeQuery()) {
-                row.next();
-                return new Table(
-                        row.getLong(1), row.getLong(2), row.getLong(3), row.getLong(4), row.getLong(5), row.getLong(6));
+            long tableBytes = 0;
+            long indexBytes = 0;
+            long live = 0;
+            long dead = 0;
+            Map<Long, long[]> runs = new HashMap<>();
+            try (ResultSet rows = query.executeQuery()) {
+                while (rows.next()) {
+                    tableBytes += rows.getLong(2);
+                    indexBytes += rows.getLong(3);
+                    live += rows.getLong(4);
+                    dead += rows.getLong(5);
+                    runs.put(rows.getLong(1), new long[] {rows.getLong(6), rows.getLong(7)});
+                }
             }
+            return new Table(tableBytes, indexBytes, live, dead, runs);
         }
     }
 }
