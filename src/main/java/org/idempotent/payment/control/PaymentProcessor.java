@@ -110,7 +110,7 @@ public class PaymentProcessor {
 
     /**
      * Writes the event's dedup record, flushed so that a unique violation is raised here. In the table partitioned by
-     * day the unique key covers one day, so the ID is claimed first: false if a record of it is in another day.
+     * week the unique key is (ID, day), so the ID is claimed first: false if a record of it is under another day.
      */
     private boolean record(PaymentEvent event) {
         if (dedupByWeek == null) {
