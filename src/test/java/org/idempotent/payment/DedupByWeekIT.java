@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.idempotent.fixtures.Jdbc;
 import org.idempotent.fixtures.RunningConsumer;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.payment.control.MessageProperties;
@@ -260,7 +261,7 @@ class DedupByWeekIT {
 
     private static List<String> strings(String query, Object... parameters) throws SQLException {
         try (Connection connection = Database.connect(consumer.settings());
-                PreparedStatement statement = prepare(connection, query, parameters);
+                PreparedStatement statement = Jdbc.prepare(connection, query, parameters);
                 ResultSet rows = statement.executeQuery()) {
             List<String> values = new ArrayList<>();
             while (rows.next()) {
@@ -272,18 +273,9 @@ class DedupByWeekIT {
 
     private static void sql(String statement, Object... parameters) throws SQLException {
         try (Connection connection = Database.connect(consumer.settings());
-                PreparedStatement prepared = prepare(connection, statement, parameters)) {
+                PreparedStatement prepared = Jdbc.prepare(connection, statement, parameters)) {
             prepared.execute();
         }
-    }
-
-    private static PreparedStatement prepare(Connection connection, String sql, Object... parameters)
-            throws SQLException {
-        PreparedStatement statement = connection.prepareStatement(sql);
-        for (int i = 0; i < parameters.length; i++) {
-            statement.setObject(i + 1, parameters[i]);
-        }
-        return statement;
     }
 
     private static void awaitBalance(String account, long cents) {

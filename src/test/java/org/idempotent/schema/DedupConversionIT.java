@@ -13,6 +13,7 @@ import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import org.idempotent.fixtures.Jdbc;
 import org.idempotent.stack.Commands;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.Settings;
@@ -109,7 +110,7 @@ class DedupConversionIT {
     }
 
     private static Object single(Connection connection, String query, Object... parameters) throws SQLException {
-        try (PreparedStatement statement = prepare(connection, query, parameters);
+        try (PreparedStatement statement = Jdbc.prepare(connection, query, parameters);
                 ResultSet row = statement.executeQuery()) {
             row.next();
             return row.getObject(1);
@@ -117,17 +118,8 @@ class DedupConversionIT {
     }
 
     private static int update(Connection connection, String sql, Object... parameters) throws SQLException {
-        try (PreparedStatement statement = prepare(connection, sql, parameters)) {
+        try (PreparedStatement statement = Jdbc.prepare(connection, sql, parameters)) {
             return statement.executeUpdate();
         }
-    }
-
-    private static PreparedStatement prepare(Connection connection, String sql, Object... parameters)
-            throws SQLException {
-        PreparedStatement statement = connection.prepareStatement(sql);
-        for (int i = 0; i < parameters.length; i++) {
-            statement.setObject(i + 1, parameters[i]);
-        }
-        return statement;
     }
 }
