@@ -45,7 +45,7 @@ class SourceShapeTest {
                 .containsExactlyInAnyOrder(
                         "announcement/control/Outbox.java",
                         "announcement/control/OutboxCursor.java",
-                        "payment/control/PaymentProcessor.java");
+                        "payment/control/Payments.java");
     }
 
     @Test

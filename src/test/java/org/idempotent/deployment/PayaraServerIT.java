@@ -63,6 +63,7 @@ class PayaraServerIT {
             "RETENTION_SCHEDULE",
             "BROKER_MAX_DELIVERY_ATTEMPTS",
             "BROKER_MAX_REDELIVERY_DELAY_SECONDS",
+            "DEFERRED_DELIVERIES_MAX",
             "DLQ_REPLAY_DAYS",
             "ANNOUNCEMENT_ADDRESS",
             "ANNOUNCEMENT_RETENTION_DAYS",

@@ -27,10 +27,10 @@ import java.util.UUID;
 import java.util.stream.Collectors;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.awaitility.core.ConditionTimeoutException;
+import org.idempotent.delivery.control.MessageProperties;
 import org.idempotent.fixtures.AnnouncementSubscriber;
 import org.idempotent.loadgen.MessageSet;
 import org.idempotent.loadgen.Traffic;
-import org.idempotent.payment.control.MessageProperties;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.Settings;
 

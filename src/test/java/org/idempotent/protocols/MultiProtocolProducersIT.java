@@ -26,9 +26,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.apache.qpid.jms.JmsConnectionFactory;
+import org.idempotent.delivery.entity.Rejection;
 import org.idempotent.fixtures.RunningConsumer;
 import org.idempotent.loadgen.PaymentProducer;
-import org.idempotent.payment.entity.Rejection;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 

@@ -25,7 +25,7 @@ import org.idempotent.announcement.control.Relay;
 import org.idempotent.announcement.entity.AnnouncementMessage;
 import org.idempotent.payment.control.PaymentMessageParser;
 import org.idempotent.payment.entity.PaymentEvent;
-import org.idempotent.retention.control.AdvisoryLock;
+import org.idempotent.postgres.AdvisoryLock;
 import org.idempotent.stack.ChildProcess;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.Settings;

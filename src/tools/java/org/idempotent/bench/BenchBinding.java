@@ -10,7 +10,7 @@ import java.lang.annotation.Retention;
 import java.lang.annotation.Target;
 
 /**
- * Benchmark-only: binds a benchmark interceptor to {@code PaymentProcessor.apply}, a CDI bean, in a copy of the WAR;
+ * Benchmark-only: binds a benchmark interceptor to {@code EventProcessor.apply}, a CDI bean, in a copy of the WAR;
  * {@link BindToApply} puts it on the method, so the product's own code carries no hook.
  */
 @InterceptorBinding

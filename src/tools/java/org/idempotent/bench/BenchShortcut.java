@@ -7,15 +7,15 @@ import jakarta.interceptor.InvocationContext;
 import jakarta.jms.Message;
 import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceContext;
+import org.idempotent.delivery.entity.Outcome;
 import org.idempotent.payment.control.PaymentMessageParser;
-import org.idempotent.payment.control.PaymentProcessor;
-import org.idempotent.payment.entity.Outcome;
+import org.idempotent.payment.control.Payments;
 import org.idempotent.payment.entity.PaymentEvent;
 
 /**
  * Benchmark-only: added to a copy of the WAR that {@link ThroughputBenchmark} builds; never part of the product WAR.
  * Bound to the consumer's {@code onMessage} (an ejb-jar.xml) it parses and validates the message and does nothing
- * else, so the adapter acknowledges it (the container ceiling); bound to {@code PaymentProcessor.apply} (a CDI
+ * else, so the adapter acknowledges it (the container ceiling); bound to {@code EventProcessor.apply} (a CDI
  * interceptor, by {@link BindToApply}) it applies the payment without the processed_events insert (what the dedup
  * costs).
  */
@@ -35,7 +35,7 @@ public class BenchShortcut {
         }
         PaymentEvent event = (PaymentEvent) invocation.getParameters()[0];
         // apply, inside its REQUIRES_NEW transaction: the guarded upsert alone.
-        int applied = em.createNativeQuery(PaymentProcessor.GUARDED_UPSERT)
+        int applied = em.createNativeQuery(Payments.GUARDED_UPSERT)
                 .setParameter(1, event.accountId())
                 .setParameter(2, event.amountCents())
                 .setParameter(3, event.eventId())

@@ -14,8 +14,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.zip.ZipFile;
+import org.idempotent.delivery.control.EventProcessor;
 import org.idempotent.loadgen.MessageSet;
-import org.idempotent.payment.control.PaymentProcessor;
 import org.idempotent.stack.Build;
 import org.idempotent.stack.PayaraMicroProcess;
 import org.idempotent.stack.Settings;
@@ -383,13 +383,13 @@ final class ContainerRuns {
 
     /**
      * A copy of the product WAR with a benchmark interceptor bound to one method: of an EJB by an ejb-jar.xml, of
-     * PaymentProcessor (a CDI bean, only {@code apply}) by the {@link BindToApply} extension.
+     * EventProcessor (a CDI bean, only {@code apply}) by the {@link BindToApply} extension.
      */
     static Path benchWar(Path dir, Class<?> interceptor, String bean, String method) {
         Path war = dir.resolve(BENCH_COPY + interceptor.getSimpleName() + "-" + bean + ".war");
         WebArchive copy = ShrinkWrap.createFromZipFile(WebArchive.class, Build.WAR.toFile())
                 .addClass(interceptor);
-        if (bean.equals(PaymentProcessor.class.getSimpleName()) && method.equals("apply")) {
+        if (bean.equals(EventProcessor.class.getSimpleName()) && method.equals("apply")) {
             copy.addClasses(BenchBinding.class, BenchBinding.Literal.class, BindToApply.class)
                     .addAsServiceProvider(Extension.class, BindToApply.class);
         } else {

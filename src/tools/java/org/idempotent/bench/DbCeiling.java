@@ -12,7 +12,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.idempotent.loadgen.MessageSet;
-import org.idempotent.payment.control.PaymentProcessor;
+import org.idempotent.payment.control.Payments;
 import org.idempotent.stack.Database;
 
 /**
@@ -27,10 +27,8 @@ final class DbCeiling {
     /** The product's dedup insert (JPA writes it from ProcessedEvent) and its guarded upsert, in JDBC's form. */
     static final String INSERT = "INSERT INTO processed_events (event_id, fingerprint) VALUES (?, ?)";
 
-    static final String UPSERT = PaymentProcessor.GUARDED_UPSERT
-            .replace("?1", "?")
-            .replace("?2", "?")
-            .replace("?3", "?");
+    static final String UPSERT =
+            Payments.GUARDED_UPSERT.replace("?1", "?").replace("?2", "?").replace("?3", "?");
 
     private DbCeiling() {}
 

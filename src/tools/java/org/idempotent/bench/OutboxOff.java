@@ -9,13 +9,14 @@ import jakarta.persistence.EntityManager;
 import jakarta.persistence.PersistenceContext;
 import jakarta.persistence.PersistenceException;
 import jakarta.transaction.TransactionSynchronizationRegistry;
-import org.idempotent.payment.control.DatabaseFailure;
-import org.idempotent.payment.entity.Outcome;
+import org.idempotent.delivery.control.DatabaseFailure;
+import org.idempotent.delivery.entity.Outcome;
+import org.idempotent.delivery.entity.ProcessedEvent;
+import org.idempotent.payment.control.Payments;
 import org.idempotent.payment.entity.PaymentEvent;
-import org.idempotent.payment.entity.ProcessedEvent;
 
 /**
- * Benchmark-only, like {@link BenchShortcut}: bound to {@code PaymentProcessor.apply} in a copy of the WAR, it applies
+ * Benchmark-only, like {@link BenchShortcut}: bound to {@code EventProcessor.apply} in a copy of the WAR, it applies
  * the payment as the product did before the outbox (the dedup insert, then the guarded upsert without the outbox row),
  * so that {@link ThroughputBenchmark} can set the product beside it. The relay then finds nothing to publish.
  */
@@ -43,7 +44,7 @@ public class OutboxOff {
     public Object withoutOutbox(InvocationContext invocation) {
         PaymentEvent event = (PaymentEvent) invocation.getParameters()[0];
         try {
-            em.persist(new ProcessedEvent(event));
+            em.persist(new ProcessedEvent(event, Payments.KIND));
             em.flush();
         } catch (PersistenceException e) {
             if (DatabaseFailure.of(e).isDedupKey()) {

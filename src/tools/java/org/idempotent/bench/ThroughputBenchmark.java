@@ -284,12 +284,12 @@ public final class ThroughputBenchmark {
             variants.put(
                     DEDUP_OFF,
                     new Variant(
-                            ContainerRuns.benchWar(dir, BenchShortcut.class, "PaymentProcessor", "apply"), List.of()));
+                            ContainerRuns.benchWar(dir, BenchShortcut.class, "EventProcessor", "apply"), List.of()));
         }
         if (runs("outbox-off")) {
             variants.put(
                     OUTBOX_OFF,
-                    new Variant(ContainerRuns.benchWar(dir, OutboxOff.class, "PaymentProcessor", "apply"), List.of()));
+                    new Variant(ContainerRuns.benchWar(dir, OutboxOff.class, "EventProcessor", "apply"), List.of()));
         }
         if (runs("bare")) {
             report.compared(BARE);

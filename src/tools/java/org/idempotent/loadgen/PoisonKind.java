@@ -7,7 +7,9 @@ import jakarta.jms.Message;
 import jakarta.jms.Session;
 import java.nio.charset.StandardCharsets;
 import java.util.UUID;
-import org.idempotent.payment.entity.Rejection.Reason;
+import org.idempotent.delivery.entity.Rejection;
+import org.idempotent.delivery.entity.Rejection.Reason;
+import org.idempotent.payment.entity.PaymentRejection;
 
 /** One malformed message of each kind the message contract names, with the reason it must be dead-lettered with. */
 public enum PoisonKind {
@@ -35,13 +37,13 @@ public enum PoisonKind {
             return session.createTextMessage("{\"eventId\":\"1-1-1-1-1\",\"accountId\":\"poison\",\"amountCents\":5}");
         }
     },
-    INVALID_ACCOUNT_ID(Reason.INVALID_ACCOUNT_ID) {
+    INVALID_ACCOUNT_ID(PaymentRejection.INVALID_ACCOUNT_ID) {
         @Override
         public Message create(Session session, UUID id) throws JMSException {
             return session.createTextMessage(PaymentProducer.json(id, "no spaces allowed", 5));
         }
     },
-    INVALID_AMOUNT(Reason.INVALID_AMOUNT) {
+    INVALID_AMOUNT(PaymentRejection.INVALID_AMOUNT) {
         @Override
         public Message create(Session session, UUID id) throws JMSException {
             return session.createTextMessage(PaymentProducer.json(id, "poison", -5));
@@ -76,13 +78,13 @@ public enum PoisonKind {
         }
     };
 
-    private final Reason reason;
+    private final Rejection.Code reason;
 
-    PoisonKind(Reason reason) {
+    PoisonKind(Rejection.Code reason) {
         this.reason = reason;
     }
 
-    public Reason reason() {
+    public Rejection.Code reason() {
         return reason;
     }
 

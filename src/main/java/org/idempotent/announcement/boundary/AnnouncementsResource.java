@@ -23,7 +23,7 @@ import org.idempotent.AdminApi;
 import org.idempotent.announcement.control.Outbox;
 import org.idempotent.announcement.control.Relay;
 import org.idempotent.announcement.entity.Announcement;
-import org.idempotent.payment.boundary.EventIdParameter;
+import org.idempotent.delivery.boundary.EventIdParameter;
 import org.idempotent.retention.entity.RetentionPolicy;
 
 /**

@@ -14,12 +14,12 @@ import java.util.UUID;
 import javax.sql.DataSource;
 import org.idempotent.Resources;
 import org.idempotent.announcement.entity.Announcement;
-import org.idempotent.payment.control.PaymentProcessor;
-import org.idempotent.retention.control.AdvisoryLock;
+import org.idempotent.payment.control.Payments;
+import org.idempotent.postgres.AdvisoryLock;
 
 /**
  * The outbox, table payment_announcements: every statement on it but the relay's ({@link OutboxCursor}) and one.
- * That one writes the rows: the payment's own statement, {@link PaymentProcessor#GUARDED_UPSERT}, which applies a
+ * That one writes the rows: the payment's own statement, {@link Payments#GUARDED_UPSERT}, which applies a
  * payment and writes its announcement together, so that a payment is announced if and only if it committed, at no
  * extra round trip. Nothing updates or deletes a row after that (but a resend's count, after a relay stopped
  * mid-window): the relay keeps one position, and retention drops whole days (V7__outbox_cursor.sql). Here: the

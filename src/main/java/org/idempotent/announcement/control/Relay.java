@@ -21,8 +21,8 @@ import org.eclipse.microprofile.metrics.MetricRegistry;
 import org.idempotent.Resources;
 import org.idempotent.announcement.control.RelayPacing.Pass;
 import org.idempotent.announcement.entity.AnnouncementMessage;
-import org.idempotent.payment.entity.PaymentApplied;
-import org.idempotent.retention.control.AdvisoryLock;
+import org.idempotent.delivery.entity.EventApplied;
+import org.idempotent.postgres.AdvisoryLock;
 import org.idempotent.retention.control.RetentionSettings;
 import org.idempotent.retention.entity.RetentionPolicy;
 import org.idempotent.retention.entity.UnsafeRetention;
@@ -102,7 +102,7 @@ public class Relay {
                 relay -> relay.backlog().oldestAgeSeconds());
     }
 
-    void paymentApplied(@Observes PaymentApplied applied) {
+    void eventApplied(@Observes EventApplied applied) {
         wake();
     }
 

@@ -8,8 +8,8 @@ import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.Liveness;
-import org.idempotent.payment.control.DatabaseBreaker;
-import org.idempotent.payment.control.PaymentMetrics;
+import org.idempotent.delivery.control.DatabaseBreaker;
+import org.idempotent.delivery.control.DeliveryMetrics;
 
 /**
  * Alive unless a delivery has been in progress longer than CONSUMER_STUCK_SECONDS: a consumer thread wedged on a
@@ -24,7 +24,7 @@ public class ConsumerLiveness implements HealthCheck {
     public static final String STUCK_AFTER = "CONSUMER_STUCK_SECONDS";
 
     @Inject
-    PaymentMetrics metrics;
+    DeliveryMetrics metrics;
 
     @Inject
     DatabaseBreaker breaker;

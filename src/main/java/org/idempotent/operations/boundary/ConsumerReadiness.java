@@ -19,8 +19,8 @@ import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
 import org.eclipse.microprofile.health.Readiness;
 import org.idempotent.Resources;
+import org.idempotent.delivery.control.DatabaseBreaker;
 import org.idempotent.operations.control.DevelopmentPasswords;
-import org.idempotent.payment.control.DatabaseBreaker;
 import org.idempotent.schema.boundary.SchemaMigration;
 
 /**

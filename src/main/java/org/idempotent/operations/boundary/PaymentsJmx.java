@@ -12,8 +12,8 @@ import javax.management.JMException;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import javax.management.StandardMBean;
-import org.idempotent.payment.control.PaymentMetrics;
-import org.idempotent.payment.entity.Outcome;
+import org.idempotent.delivery.control.DeliveryMetrics;
+import org.idempotent.delivery.entity.Outcome;
 import org.idempotent.retention.control.DedupTableGauges;
 
 /** Publishes {@link PaymentsMXBean} in the platform MBean server while the application is deployed. */
@@ -24,7 +24,7 @@ public class PaymentsJmx {
     public static final String OBJECT_NAME = "org.idempotent:type=PaymentConsumer,name=payments";
 
     @Inject
-    PaymentMetrics metrics;
+    DeliveryMetrics metrics;
 
     @Inject
     DedupTableGauges table;
@@ -60,7 +60,7 @@ public class PaymentsJmx {
         }
     }
 
-    private record View(PaymentMetrics metrics, DedupTableGauges table) implements PaymentsMXBean {
+    private record View(DeliveryMetrics metrics, DedupTableGauges table) implements PaymentsMXBean {
 
         @Override
         public long getApplied() {

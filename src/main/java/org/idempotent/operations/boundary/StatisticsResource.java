@@ -7,7 +7,7 @@ import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
 import jakarta.ws.rs.core.MediaType;
 import org.idempotent.AdminApi;
-import org.idempotent.payment.control.PaymentMetrics;
+import org.idempotent.delivery.control.DeliveryMetrics;
 import org.idempotent.retention.control.DedupTableGauges;
 
 /** For an administrator: what this instance consumed since it started, and the state of the dedup table. */
@@ -16,10 +16,10 @@ import org.idempotent.retention.control.DedupTableGauges;
 @Produces(MediaType.APPLICATION_JSON)
 public class StatisticsResource {
 
-    public record Statistics(PaymentMetrics.Totals consumed, DedupTableGauges.Measurement processedEvents) {}
+    public record Statistics(DeliveryMetrics.Totals consumed, DedupTableGauges.Measurement processedEvents) {}
 
     @Inject
-    PaymentMetrics metrics;
+    DeliveryMetrics metrics;
 
     @Inject
     DedupTableGauges table;

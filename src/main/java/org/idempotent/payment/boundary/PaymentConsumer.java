@@ -9,12 +9,13 @@ import jakarta.ejb.TransactionAttributeType;
 import jakarta.inject.Inject;
 import jakarta.jms.Message;
 import jakarta.jms.MessageListener;
-import org.idempotent.payment.control.PaymentDelivery;
+import org.idempotent.delivery.control.Delivery;
+import org.idempotent.payment.control.Payments;
 import org.idempotent.schema.boundary.SchemaMigration;
 
 /**
- * Consumes the payments queue: each message goes to {@link PaymentDelivery#receive}, whose database transaction has
- * committed (or rolled back) before this method returns.
+ * Consumes the payments queue: each message goes to {@link Delivery#receive} as a payment, whose database transaction
+ * has committed (or rolled back) before this method returns.
  *
  * <p>Not XA, and not a JMS transaction either: the adapter acknowledges the message after {@code onMessage} returns,
  * without waiting for the broker to confirm it, and on an exception rolls the session back, so that the broker
@@ -45,7 +46,10 @@ public class PaymentConsumer implements MessageListener {
     SchemaMigration schema;
 
     @Inject
-    PaymentDelivery payments;
+    Delivery delivery;
+
+    @Inject
+    Payments payments;
 
     @PostConstruct
     void awaitSchema() {
@@ -55,6 +59,6 @@ public class PaymentConsumer implements MessageListener {
     @Override
     @TransactionAttribute(TransactionAttributeType.NOT_SUPPORTED)
     public void onMessage(Message message) {
-        payments.receive(message);
+        delivery.receive(message, payments);
     }
 }

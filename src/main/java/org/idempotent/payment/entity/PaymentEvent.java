@@ -8,13 +8,15 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.UUID;
 import java.util.regex.Pattern;
+import org.idempotent.delivery.entity.DeliveredEvent;
 
 /**
  * One payment as the producer sent it. The event ID is assigned once by the producer and is the same on every
  * redelivery: it is what makes a duplicate recognisable. {@code occurredAt} (contract version 2, optional) is when the
  * payment happened by the producer's clock, the same on every resend: null for an event that does not say.
  */
-public record PaymentEvent(UUID eventId, String accountId, long amountCents, Instant occurredAt) {
+public record PaymentEvent(UUID eventId, String accountId, long amountCents, Instant occurredAt)
+        implements DeliveredEvent {
 
     public static final Pattern ACCOUNT_ID = Pattern.compile("[A-Za-z0-9_.:-]{1,64}");
     public static final long MIN_AMOUNT_CENTS = 1;
@@ -31,6 +33,7 @@ public record PaymentEvent(UUID eventId, String accountId, long amountCents, Ins
      * not matter; fields outside the contract are not part of it, and neither is {@code occurredAt}: a resend that
      * stamps another time is the same payment.
      */
+    @Override
     public byte[] fingerprint() {
         String canonical = eventId + "\n" + accountId + "\n" + amountCents;
         try {

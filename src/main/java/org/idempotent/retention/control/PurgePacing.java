@@ -2,6 +2,7 @@ package org.idempotent.retention.control;
 
 import java.time.Duration;
 import java.util.function.LongSupplier;
+import org.idempotent.postgres.BatchedDelete;
 import org.idempotent.retention.entity.RetentionPolicy;
 
 /**

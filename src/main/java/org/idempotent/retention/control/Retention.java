@@ -23,6 +23,8 @@ import javax.sql.DataSource;
 import org.eclipse.microprofile.metrics.Counter;
 import org.eclipse.microprofile.metrics.MetricRegistry;
 import org.idempotent.Resources;
+import org.idempotent.postgres.AdvisoryLock;
+import org.idempotent.postgres.BatchedDelete;
 import org.idempotent.retention.entity.PurgeRun;
 import org.idempotent.retention.entity.PurgeRun.Result;
 import org.idempotent.retention.entity.RetentionPolicy;

@@ -3,12 +3,13 @@ package org.idempotent.payment.control;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.UUID;
+import org.idempotent.delivery.control.JsonMessages;
+import org.idempotent.delivery.entity.RejectedMessage;
+import org.idempotent.delivery.entity.Rejection.Reason;
 import org.idempotent.payment.entity.PaymentEvent;
-import org.idempotent.payment.entity.RejectedMessage;
-import org.idempotent.payment.entity.Rejection.Reason;
+import org.idempotent.payment.entity.PaymentRejection;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -95,12 +96,12 @@ class PaymentMessageParserTest {
                 "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":\"500\"}     | INVALID_AMOUNT",
                 "{\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":1e400}       | INVALID_AMOUNT",
             })
-    void invalidEventIsRejectedWithItsReason(String body, Reason reason) {
+    void invalidEventIsRejectedWithItsReason(String body, String reason) {
         assertThatThrownBy(() -> PaymentMessageParser.parse(body))
                 .isInstanceOfSatisfying(
                         RejectedMessage.class,
-                        e -> assertThat(e.rejection().reason()).isEqualTo(reason))
-                .hasMessageContaining(reason.name());
+                        e -> assertThat(e.rejection().reason().name()).isEqualTo(reason))
+                .hasMessageContaining(reason);
     }
 
     @Test
@@ -108,25 +109,7 @@ class PaymentMessageParserTest {
         assertThatThrownBy(() -> PaymentMessageParser.parse(json(ID, "a".repeat(65), "1")))
                 .isInstanceOfSatisfying(
                         RejectedMessage.class,
-                        e -> assertThat(e.rejection().reason()).isEqualTo(Reason.INVALID_ACCOUNT_ID));
-    }
-
-    @Test
-    void bytesThatAreNotUtf8AreRejected() {
-        byte[] latin1 = json(ID, "caf\u00e9", "1").getBytes(StandardCharsets.ISO_8859_1);
-
-        assertThatThrownBy(() -> PaymentMessageParser.decodeUtf8(latin1))
-                .isInstanceOfSatisfying(
-                        RejectedMessage.class,
-                        e -> assertThat(e.rejection().reason()).isEqualTo(Reason.INVALID_ENCODING));
-    }
-
-    @Test
-    void utf8BytesAreDecoded() {
-        String body = json(ID, "a", "1") + " ";
-
-        assertThat(PaymentMessageParser.decodeUtf8(body.getBytes(StandardCharsets.UTF_8)))
-                .isEqualTo(body);
+                        e -> assertThat(e.rejection().reason()).isEqualTo(PaymentRejection.INVALID_ACCOUNT_ID));
     }
 
     @Test
@@ -156,7 +139,7 @@ class PaymentMessageParserTest {
                 "eventId given twice                        | MALFORMED_JSON",
                 "amountCents given twice                    | MALFORMED_JSON",
             })
-    void hostileButWellFormedInputIsRejectedWithItsReason(String input, Reason reason) {
+    void hostileButWellFormedInputIsRejectedWithItsReason(String input, String reason) {
         String valid = "\"eventId\":\"" + ID + "\",\"accountId\":\"a\",\"amountCents\":5";
         String body = switch (input) {
             case "unknown field nested deeper than the limit" ->
@@ -170,17 +153,16 @@ class PaymentMessageParserTest {
         };
 
         assertThatThrownBy(() -> PaymentMessageParser.parse(body)).isInstanceOfSatisfying(RejectedMessage.class, e -> {
-            assertThat(e.rejection().reason()).isEqualTo(reason);
+            assertThat(e.rejection().reason().name()).isEqualTo(reason);
             assertThat(e.rejection().detail()).hasSizeLessThan(400);
         });
     }
 
     @Test
     void nestingUpToTheLimitIsAcceptedAndOneLevelMoreIsNot() {
-        assertThat(PaymentMessageParser.parse(nested(PaymentMessageParser.MAX_DEPTH))
-                        .amountCents())
+        assertThat(PaymentMessageParser.parse(nested(JsonMessages.MAX_DEPTH)).amountCents())
                 .isEqualTo(5);
-        assertThatThrownBy(() -> PaymentMessageParser.parse(nested(PaymentMessageParser.MAX_DEPTH + 1)))
+        assertThatThrownBy(() -> PaymentMessageParser.parse(nested(JsonMessages.MAX_DEPTH + 1)))
                 .isInstanceOfSatisfying(
                         RejectedMessage.class,
                         e -> assertThat(e.rejection().reason()).isEqualTo(Reason.MALFORMED_JSON));

@@ -27,15 +27,4 @@ class PaymentEventTest {
         assertThat(new PaymentEvent(UUID.randomUUID(), "acct-1", 500).fingerprint())
                 .isNotEqualTo(original);
     }
-
-    @Test
-    void aRecordWithoutFingerprintIsNeverAConflict() {
-        PaymentEvent event = new PaymentEvent(ID, "acct-1", 500);
-        ProcessedEvent recordedBeforeFingerprints = new ProcessedEvent();
-
-        assertThat(recordedBeforeFingerprints.conflictsWith(event)).isFalse();
-        assertThat(new ProcessedEvent(event).conflictsWith(event)).isFalse();
-        assertThat(new ProcessedEvent(event).conflictsWith(new PaymentEvent(ID, "acct-1", 501)))
-                .isTrue();
-    }
 }

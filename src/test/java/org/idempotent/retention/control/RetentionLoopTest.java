@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import org.idempotent.postgres.BatchedDelete;
 import org.idempotent.retention.entity.RetentionPolicy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;

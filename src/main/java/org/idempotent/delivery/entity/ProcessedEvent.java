@@ -1,0 +1,126 @@
+package org.idempotent.delivery.entity;
+
+import static java.util.Objects.requireNonNull;
+
+import jakarta.persistence.Column;
+import jakarta.persistence.Entity;
+import jakarta.persistence.Id;
+import jakarta.persistence.Table;
+import java.security.MessageDigest;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/**
+ * The record that an event was consumed, of whatever kind. Its primary key is the dedup decision: a second insert of
+ * the same event ID fails with a unique violation, whatever the timing of the two deliveries. One table for every
+ * kind: an event ID is unique across kinds, and {@link #kind} says which event type recorded it.
+ */
+@Entity
+@Table(name = "processed_events")
+public class ProcessedEvent {
+
+    /**
+     * The unique key whose violation means "already processed" (V1__payments.sql; PostgreSQL's name for the primary
+     * key). Only this constraint is a duplicate: a violation of any other is a refused event. In the table
+     * partitioned by week a violation names the partition's copy of it ({@link #isDedupKey}).
+     */
+    public static final String DEDUP_KEY = "processed_events_pkey";
+
+    /** The event_day of every row of the unpartitioned table: not placed (V8__processed_events_by_week.sql). */
+    public static final LocalDate NOT_PLACED = LocalDate.EPOCH;
+
+    private static final Pattern PARTITION_KEY = Pattern.compile("processed_events_(p[0-9]{8}|default|legacy)_pkey");
+
+    @Id
+    @Column(name = "event_id", nullable = false, updatable = false)
+    private UUID eventId;
+
+    /**
+     * Set by the database clock, so retention does not depend on the clocks of the consumer nodes. OffsetDateTime:
+     * Payara's EclipseLink 4.0 cannot read a timestamptz into an Instant.
+     */
+    @Column(name = "processed_at", insertable = false, updatable = false)
+    private OffsetDateTime processedAt;
+
+    /** SHA-256 of the payload first processed under this ID; null for rows recorded before fingerprints existed. */
+    @Column(name = "fingerprint", updatable = false)
+    private byte[] fingerprint;
+
+    /** The partition key: the UTC day the event occurred, or was first processed; {@link #NOT_PLACED} if not. */
+    @Column(name = "event_day", updatable = false)
+    private LocalDate eventDay;
+
+    /** The event type that recorded it (V9__processed_events_kind.sql): what a reviewer tells the kinds apart by. */
+    @Column(name = "kind", updatable = false)
+    private String kind;
+
+    protected ProcessedEvent() {
+        // for JPA
+    }
+
+    /** The record of {@code event}, of the type named {@code kind}, in the unpartitioned table. */
+    public ProcessedEvent(DeliveredEvent event, String kind) {
+        this(event, kind, NOT_PLACED);
+    }
+
+    /** The record of {@code event}, of the type named {@code kind}, in the partition of {@code eventDay}. */
+    public ProcessedEvent(DeliveredEvent event, String kind, LocalDate eventDay) {
+        this.eventId = requireNonNull(event, "event").eventId();
+        this.fingerprint = event.fingerprint();
+        this.kind = requireNonNull(kind, "kind");
+        this.eventDay = requireNonNull(eventDay, "eventDay");
+    }
+
+    /**
+     * The day an event is placed on in the table partitioned by week: the UTC day it occurred, the same on every
+     * resend (so that the unique key sees its copies); one that does not say is placed on the day it is processed,
+     * {@code now}.
+     */
+    public static LocalDate dayOf(DeliveredEvent event, Instant now) {
+        return LocalDate.ofInstant(event.occurredAt() == null ? now : event.occurredAt(), ZoneOffset.UTC);
+    }
+
+    /** Whether a violation of {@code constraint} means "already processed", in either layout of the table. */
+    public static boolean isDedupKey(String constraint) {
+        return constraint != null
+                && (DEDUP_KEY.equals(constraint)
+                        || PARTITION_KEY.matcher(constraint).matches());
+    }
+
+    /**
+     * Whether {@code event} is provably a different event under the same ID. An unknown (pre-fingerprint) record is
+     * given the benefit of the doubt: a duplicate.
+     */
+    public boolean conflictsWith(DeliveredEvent event) {
+        return fingerprint != null && !MessageDigest.isEqual(fingerprint, event.fingerprint());
+    }
+
+    public byte[] fingerprint() {
+        return fingerprint == null ? null : fingerprint.clone();
+    }
+
+    public UUID eventId() {
+        return eventId;
+    }
+
+    /** The event type's name; {@code payment} for every record written before there were others. */
+    public String kind() {
+        return kind;
+    }
+
+    public LocalDate eventDay() {
+        return eventDay;
+    }
+
+    public Instant processedAt() {
+        return processedAt == null ? null : processedAt.toInstant();
+    }
+
+    OffsetDateTime processedAtWithOffset() {
+        return processedAt;
+    }
+}

@@ -1,0 +1,69 @@
+package org.idempotent.payment.control;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.jms.JMSException;
+import jakarta.jms.Message;
+import jakarta.persistence.EntityManager;
+import jakarta.persistence.PersistenceContext;
+import org.idempotent.delivery.control.EventType;
+import org.idempotent.delivery.entity.Outcome;
+import org.idempotent.payment.entity.PaymentEvent;
+
+/**
+ * Payments as an event type: the contract ({@link PaymentMessageParser}) and the one statement that applies a payment
+ * in the transaction of its dedup record.
+ */
+@ApplicationScoped
+public class Payments implements EventType<PaymentEvent> {
+
+    public static final String KIND = "payment";
+
+    /**
+     * Creates the account with its first payment, or adds to it unless this very event was the last one applied to
+     * it, and in the same statement writes the payment's announcement to the outbox (payment_announcements) with the
+     * new balance and the account's next sequence number: a payment not applied writes none, and no announcement
+     * outlives a rollback. One statement, so the outbox costs no round trip. {@code IS DISTINCT FROM}, not {@code
+     * !=}: the latter is never true while last_event_id is NULL. clock_timestamp(): the latest time before the commit.
+     */
+    public static final String GUARDED_UPSERT = """
+            WITH payment (account_id, amount_cents, event_id) AS (
+                VALUES (CAST(?1 AS text), CAST(?2 AS bigint), CAST(?3 AS uuid))),
+            applied AS (
+                INSERT INTO accounts (id, balance_cents, last_event_id, updated_at, sequence)
+                SELECT account_id, amount_cents, event_id, now(), 1 FROM payment
+                ON CONFLICT (id) DO UPDATE
+                   SET balance_cents = accounts.balance_cents + EXCLUDED.balance_cents,
+                       last_event_id = EXCLUDED.last_event_id,
+                       updated_at = EXCLUDED.updated_at,
+                       sequence = accounts.sequence + 1
+                 WHERE accounts.last_event_id IS DISTINCT FROM EXCLUDED.last_event_id
+                RETURNING id, balance_cents, sequence)
+            INSERT INTO payment_announcements (event_id, account_id, amount_cents, balance_cents, account_sequence,
+                                               applied_at)
+            SELECT payment.event_id, applied.id, payment.amount_cents, applied.balance_cents, applied.sequence,
+                   clock_timestamp()
+              FROM applied, payment""";
+
+    @PersistenceContext
+    EntityManager em;
+
+    @Override
+    public String kind() {
+        return KIND;
+    }
+
+    @Override
+    public PaymentEvent read(Message message) throws JMSException {
+        return PaymentMessageParser.read(message);
+    }
+
+    @Override
+    public Outcome apply(PaymentEvent event) {
+        int applied = em.createNativeQuery(GUARDED_UPSERT)
+                .setParameter(1, event.accountId())
+                .setParameter(2, event.amountCents())
+                .setParameter(3, event.eventId())
+                .executeUpdate();
+        return applied == 1 ? Outcome.APPLIED : Outcome.ALREADY_APPLIED;
+    }
+}
