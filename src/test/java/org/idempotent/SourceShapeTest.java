@@ -45,7 +45,8 @@ class SourceShapeTest {
                 .containsExactlyInAnyOrder(
                         "announcement/control/Outbox.java",
                         "announcement/control/OutboxCursor.java",
-                        "payment/control/Payments.java");
+                        "payment/control/Payments.java",
+                        "refund/control/Refunds.java");
     }
 
     @Test

@@ -49,10 +49,12 @@ class PayaraServerIT {
     /** Every setting the application reads (server-config/configuration.properties): each a domain property after the setup. */
     private static final List<String> CONFIG_KEYS = List.of(
             "PAYMENTS_QUEUE",
+            "REFUNDS_QUEUE",
             "DEAD_LETTER_QUEUE",
             "CONFLICTS_QUEUE",
             "QUARANTINE_QUEUE",
             "CONSUMER_MAX_SESSIONS",
+            "REFUNDS_MAX_SESSIONS",
             "CONSUMER_WINDOW_BYTES",
             "CONSUMER_STUCK_SECONDS",
             "DEDUP_PARTITIONING",

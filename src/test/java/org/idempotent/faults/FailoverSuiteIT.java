@@ -276,7 +276,7 @@ class FailoverSuiteIT {
         Map<String, Long> owed = new HashMap<>();
         workload.distinct().stream()
                 .filter(event -> ledger.acknowledged().contains(event.id()))
-                .forEach(event -> owed.merge(event.account(), event.amountCents(), Long::sum));
+                .forEach(event -> owed.merge(event.account(), event.balanceChange(), Long::sum));
         Map<String, Long> balances = balances(owed.keySet());
         Set<UUID> committedOnTheOldPrimary =
                 database.standby().readAlone(stack.settings().get("DB_NAME"), db -> recorded(db, workload));
@@ -287,7 +287,7 @@ class FailoverSuiteIT {
         Map<String, Long> explained = new HashMap<>();
         workload.distinct().stream()
                 .filter(event -> unreplicated.contains(event.id()))
-                .forEach(event -> explained.merge(event.account(), event.amountCents(), Long::sum));
+                .forEach(event -> explained.merge(event.account(), event.balanceChange(), Long::sum));
         long lostCents = owed.entrySet().stream()
                 .mapToLong(e -> e.getValue() - balances.getOrDefault(e.getKey(), 0L))
                 .filter(shortfall -> shortfall > 0)

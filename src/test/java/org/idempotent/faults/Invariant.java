@@ -20,6 +20,7 @@ import java.time.Duration;
 import java.util.Collections;
 import java.util.Enumeration;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -141,12 +142,13 @@ final class Invariant {
             throws Exception {
         Settings settings = stack.settings();
         String queue = settings.get("PAYMENTS_QUEUE");
+        String refundsQueue = settings.get("REFUNDS_QUEUE");
         try {
             // The relay too has finished: it stops with the consumers.
             await().atMost(timeout)
                     .pollInterval(Duration.ofSeconds(1))
                     .ignoreExceptions()
-                    .until(() -> stack.messageCount(queue) == 0
+                    .until(() -> stack.messageCount(queue) + stack.messageCount(refundsQueue) == 0
                             && applied(settings, workload)
                                     == workload.distinct().size()
                             && unsent(settings) == 0);
@@ -161,7 +163,7 @@ final class Invariant {
         boolean restarted = stack.instanceStartedSinceLastCheck();
         boolean brokerFaulted = stack.brokerFaultedSinceLastCheck();
 
-        long waiting = stack.messageCount(queue);
+        long waiting = stack.messageCount(queue) + stack.messageCount(refundsQueue);
         long applied = applied(settings, workload);
         long rows = rows(settings);
         Map<String, Long> balances = balances(settings);
@@ -206,7 +208,7 @@ final class Invariant {
         Map<String, Long> expected = new HashMap<>();
         workload.distinct().stream()
                 .filter(event -> !latestIds.contains(event.id()) || owedNow.contains(event.id()))
-                .forEach(event -> expected.merge(event.account(), event.amountCents(), Long::sum));
+                .forEach(event -> expected.merge(event.account(), event.balanceChange(), Long::sum));
         Set<UUID> acknowledgedNotApplied = latestIds.stream()
                 .filter(id -> ledger.acknowledged().contains(id) && !announcedIds.contains(id))
                 .collect(Collectors.toSet());
@@ -217,6 +219,16 @@ final class Invariant {
         long twice = expected.entrySet().stream()
                 .filter(e -> balances.getOrDefault(e.getKey(), 0L) > e.getValue())
                 .count();
+        // Refunds, from their own ledger: each owed refund recorded once, each payment refunded by exactly its owed
+        // refunds (a refund applied twice would show as more).
+        List<MessageSet.Event> owedRefunds = workload.distinct().stream()
+                .filter(MessageSet.Event::isRefund)
+                .filter(event -> !latestIds.contains(event.id()) || owedNow.contains(event.id()))
+                .toList();
+        Map<UUID, Long> owedPerPayment = new HashMap<>();
+        owedRefunds.forEach(refund -> owedPerPayment.merge(refund.refunds(), refund.amountCents(), Long::sum));
+        Set<UUID> refundsRecorded = refundsRecorded(settings, owedRefunds);
+        Map<UUID, Long> refundedPerPayment = refundedPerPayment(settings, owedPerPayment.keySet());
 
         Summary summary = new Summary(
                 scenario,
@@ -253,6 +265,12 @@ final class Invariant {
         assertThat(wrong)
                 .as("accounts whose balance is not the sum of their events acknowledged (or given up and applied)")
                 .isZero();
+        assertThat(owedRefunds.stream().map(MessageSet.Event::id).filter(id -> !refundsRecorded.contains(id)))
+                .as("refunds owed and not in the refunds ledger: lost")
+                .isEmpty();
+        assertThat(refundedPerPayment)
+                .as("per payment, the sum of its refunds owed: more is a refund applied twice")
+                .isEqualTo(owedPerPayment);
         assertThat(balances.keySet()).as("no account other than those sent to").isEqualTo(expected.keySet());
         assertThat(rows)
                 .as("processed_events holds exactly the events applied")
@@ -307,6 +325,41 @@ final class Invariant {
                 return row.getLong(1);
             }
         }
+    }
+
+    /** Which of {@code refunds} the refunds ledger holds. */
+    private static Set<UUID> refundsRecorded(Settings settings, List<MessageSet.Event> refunds) throws SQLException {
+        Set<UUID> found = new HashSet<>();
+        try (var db = Database.connect(settings);
+                PreparedStatement query =
+                        db.prepareStatement("SELECT event_id FROM refunds WHERE event_id = ANY (?)")) {
+            query.setArray(
+                    1,
+                    db.createArrayOf(
+                            "uuid", refunds.stream().map(MessageSet.Event::id).toArray()));
+            try (ResultSet rows = query.executeQuery()) {
+                while (rows.next()) {
+                    found.add(rows.getObject(1, UUID.class));
+                }
+            }
+        }
+        return found;
+    }
+
+    /** refunded_cents of each of {@code payments} in the payments ledger. */
+    private static Map<UUID, Long> refundedPerPayment(Settings settings, Set<UUID> payments) throws SQLException {
+        Map<UUID, Long> refunded = new HashMap<>();
+        try (var db = Database.connect(settings);
+                PreparedStatement query =
+                        db.prepareStatement("SELECT event_id, refunded_cents FROM payments WHERE event_id = ANY (?)")) {
+            query.setArray(1, db.createArrayOf("uuid", payments.toArray()));
+            try (ResultSet rows = query.executeQuery()) {
+                while (rows.next()) {
+                    refunded.put(rows.getObject(1, UUID.class), rows.getLong(2));
+                }
+            }
+        }
+        return refunded;
     }
 
     /** How many of {@code ids} a consumer recorded in processed_events: delivered to it, whatever came after. */

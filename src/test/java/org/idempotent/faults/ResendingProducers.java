@@ -1,7 +1,6 @@
 package org.idempotent.faults;
 
 import jakarta.jms.JMSException;
-import jakarta.jms.Message;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
@@ -133,7 +132,7 @@ final class ResendingProducers {
                     producer = new PaymentProducer(settings, settings.get("PAYMENTS_QUEUE"), true);
                 }
                 for (Item item : batch) {
-                    producer.send(message(producer, item));
+                    Traffic.send(settings, producer, item);
                 }
                 committing = true;
                 producer.commit();
@@ -168,15 +167,6 @@ final class ResendingProducers {
     /** An event's ID, or a poison message's probe. */
     static UUID id(Item item) {
         return item.event() != null ? item.event().id() : item.probe();
-    }
-
-    private static Message message(PaymentProducer producer, Item item) throws JMSException {
-        if (item.event() != null) {
-            return producer.session().createTextMessage(item.event().json());
-        }
-        Message poison = item.poison().create(producer.session(), item.probe());
-        poison.setStringProperty(Traffic.PROBE, item.probe().toString());
-        return poison;
     }
 
     private static void pause(Duration pause) {

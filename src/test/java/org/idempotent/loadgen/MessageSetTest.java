@@ -31,6 +31,45 @@ class MessageSetTest {
     }
 
     @Test
+    void refundsFollowThePaymentsNeverExceedThemAndComeOffTheBalances() {
+        MessageSet set = MessageSet.of("acct-", 42, 1000, 0.2, 10, 0, MessageSet.Ids.RANDOM, 0.25);
+
+        List<MessageSet.Event> refunds =
+                set.distinct().stream().filter(MessageSet.Event::isRefund).toList();
+        assertThat(refunds).hasSizeBetween(150, 250);
+        for (MessageSet.Event refund : refunds) {
+            MessageSet.Event payment = set.distinct().stream()
+                    .filter(event -> event.id().equals(refund.refunds()))
+                    .findFirst()
+                    .orElseThrow();
+            assertThat(refund.account()).isEqualTo(payment.account());
+            assertThat(refund.amountCents()).isBetween(1L, payment.amountCents());
+            assertThat(refund.queueSetting()).isEqualTo("REFUNDS_QUEUE");
+        }
+        int firstRefund = set.events()
+                .indexOf(set.events().stream()
+                        .filter(MessageSet.Event::isRefund)
+                        .findFirst()
+                        .orElseThrow());
+        assertThat(set.events().subList(firstRefund, set.events().size()))
+                .as("every refund after every payment")
+                .allMatch(MessageSet.Event::isRefund);
+        assertThat(set.validMessages())
+                .as("refunds with copies in the same share")
+                .isGreaterThan(1000 + 150);
+        long paid = set.distinct().stream()
+                .filter(event -> !event.isRefund())
+                .mapToLong(MessageSet.Event::amountCents)
+                .sum();
+        long refunded =
+                refunds.stream().mapToLong(MessageSet.Event::amountCents).sum();
+        assertThat(set.expectedBalances().values().stream()
+                        .mapToLong(Long::longValue)
+                        .sum())
+                .isEqualTo(paid - refunded);
+    }
+
+    @Test
     void theSeedFixesTheShapeButEverySetHasNewIds() {
         MessageSet first = MessageSet.of("acct-", 7, 200, 0.5, 20);
         MessageSet second = MessageSet.of("acct-", 7, 200, 0.5, 20);

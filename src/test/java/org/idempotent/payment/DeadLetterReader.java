@@ -14,17 +14,17 @@ import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.idempotent.stack.Settings;
 
 /** Takes a test's own messages (by selector) off the dead-letter queue. */
-final class DeadLetterReader implements AutoCloseable {
+public final class DeadLetterReader implements AutoCloseable {
 
     private final Connection connection;
     private final Session session;
     private final String queue;
 
-    DeadLetterReader(Settings settings) throws JMSException {
+    public DeadLetterReader(Settings settings) throws JMSException {
         this(settings, settings.get("DEAD_LETTER_QUEUE"));
     }
 
-    DeadLetterReader(Settings settings, String queue) throws JMSException {
+    public DeadLetterReader(Settings settings, String queue) throws JMSException {
         connection = new ActiveMQConnectionFactory(
                         settings.brokerUrl(),
                         settings.get("BROKER_OPERATOR_USER"),
@@ -36,7 +36,7 @@ final class DeadLetterReader implements AutoCloseable {
     }
 
     /** Waits for {@code count} messages matching the selector; fewer after the timeout is a failure of the caller. */
-    List<Message> receive(String selector, int count, Duration timeout) throws JMSException {
+    public List<Message> receive(String selector, int count, Duration timeout) throws JMSException {
         List<Message> received = new ArrayList<>();
         long deadline = System.nanoTime() + timeout.toNanos();
         try (MessageConsumer consumer = session.createConsumer(session.createQueue(queue), selector)) {
@@ -60,7 +60,7 @@ final class DeadLetterReader implements AutoCloseable {
     }
 
     /** How many messages match the selector, without taking them. */
-    int count(String selector) throws JMSException {
+    public int count(String selector) throws JMSException {
         try (QueueBrowser browser = session.createBrowser(session.createQueue(queue), selector)) {
             return Collections.list(browser.getEnumeration()).size();
         }

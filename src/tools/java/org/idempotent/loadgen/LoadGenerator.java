@@ -23,13 +23,15 @@ import org.idempotent.stack.Settings;
 public final class LoadGenerator {
 
     private static final String USAGE =
-            "--count N --duplicates F --accounts N --threads N --batch N --seed N --timeout SECONDS";
+            "--count N --duplicates F --refunds F --accounts N --threads N --batch N --seed N --timeout SECONDS";
 
     private LoadGenerator() {}
 
     public static void main(String[] args) throws Exception {
         Options options = Options.parse(
-                args, Set.of("count", "duplicates", "accounts", "threads", "batch", "seed", "timeout"), USAGE);
+                args,
+                Set.of("count", "duplicates", "refunds", "accounts", "threads", "batch", "seed", "timeout"),
+                USAGE);
         int count = options.getInt("count", 20_000);
         long seed = options.getLong("seed", System.nanoTime());
         Duration timeout = Duration.ofSeconds(options.getLong("timeout", 600));
@@ -37,16 +39,29 @@ public final class LoadGenerator {
         // Accounts of this run only, so that the balance check is exact however many runs the database has seen.
         String accounts = MessageSet.runPrefix("load");
         MessageSet messages = MessageSet.of(
-                accounts, seed, count, options.getDouble("duplicates", 0.2), options.getInt("accounts", 1000));
+                accounts,
+                seed,
+                count,
+                options.getDouble("duplicates", 0.2),
+                options.getInt("accounts", 1000),
+                0,
+                MessageSet.Ids.RANDOM,
+                options.getDouble("refunds", 0.05));
         int distinctCount = messages.distinct().size();
+        long refunds =
+                messages.distinct().stream().filter(MessageSet.Event::isRefund).count();
+        count = messages.validMessages();
         Map<String, Long> expected = messages.expectedBalances();
 
         System.out.printf(
-                "Sending %d messages (%d distinct events, %d duplicates) to '%s' at %s, %d accounts, seed %d%n",
+                "Sending %d messages (%d distinct events, %d of them refunds, %d duplicates) to '%s' and '%s' at %s,"
+                        + " %d accounts, seed %d%n",
                 count,
                 distinctCount,
+                refunds,
                 count - distinctCount,
                 settings.get("PAYMENTS_QUEUE"),
+                settings.get("REFUNDS_QUEUE"),
                 settings.brokerUrl(),
                 expected.size(),
                 seed);

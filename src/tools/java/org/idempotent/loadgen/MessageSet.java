@@ -10,11 +10,14 @@ import java.util.Random;
 import java.util.Set;
 import java.util.UUID;
 import org.idempotent.payment.entity.PaymentEvent;
+import org.idempotent.refund.entity.RefundEvent;
 
 /**
  * The messages of a run, seeded: distinct payment events, copies of some of them (the same ID and payload, as a
- * redelivering broker or a retrying producer sends), and malformed messages of every kind, shuffled together. Knows
- * what the database must hold afterwards. The load generator, the benchmarks and the fault suite all send one.
+ * redelivering broker or a retrying producer sends), and malformed messages of every kind, shuffled together; then,
+ * if asked for, refunds of some of the payments with their copies, shuffled among themselves (sent after the
+ * payments by each producer, so some arrive before their payment is applied and wait for it). Knows what the
+ * database must hold afterwards. The load generator, the benchmarks and the fault suite all send one.
  *
  * <p>The seed fixes the shape (amounts, accounts, which events repeat, the order). Event IDs are new in every set,
  * random (version 4) or time-ordered (version 7), so that a rerun against the same database is not all duplicates of
@@ -22,16 +25,41 @@ import org.idempotent.payment.entity.PaymentEvent;
  */
 public final class MessageSet {
 
-    /** One payment event. */
-    public record Event(UUID id, String account, long amountCents) {
+    /**
+     * One payment event, or a refund of {@code amountCents} of the payment {@code refunds} (null for a payment); the
+     * account is the payment's either way.
+     */
+    public record Event(UUID id, String account, long amountCents, UUID refunds) {
+
+        public Event(UUID id, String account, long amountCents) {
+            this(id, account, amountCents, null);
+        }
+
+        public boolean isRefund() {
+            return refunds != null;
+        }
+
+        /** What the event does to its account's balance. */
+        public long balanceChange() {
+            return isRefund() ? -amountCents : amountCents;
+        }
+
+        /** The setting that names the queue it is sent to. */
+        public String queueSetting() {
+            return isRefund() ? "REFUNDS_QUEUE" : "PAYMENTS_QUEUE";
+        }
 
         public String json() {
-            return PaymentProducer.json(id, account, amountCents);
+            return isRefund()
+                    ? PaymentProducer.refundJson(id, refunds, amountCents)
+                    : PaymentProducer.json(id, account, amountCents);
         }
 
         /** The product's fingerprint of the payload: what processed_events records for it. */
         public byte[] fingerprint() {
-            return new PaymentEvent(id, account, amountCents).fingerprint();
+            return isRefund()
+                    ? new RefundEvent(id, refunds, amountCents, null).fingerprint()
+                    : new PaymentEvent(id, account, amountCents).fingerprint();
         }
     }
 
@@ -69,7 +97,29 @@ public final class MessageSet {
             int accounts,
             double poisonFraction,
             Ids ids) {
-        if (messages < 1 || duplicates < 0 || duplicates >= 1 || accounts < 1 || poisonFraction < 0) {
+        return of(accountPrefix, seed, messages, duplicates, accounts, poisonFraction, ids, 0);
+    }
+
+    /**
+     * As {@link #of(String, long, int, double, int, double, Ids)}, and refunds of {@code refunds} of the distinct
+     * payments (a fraction), each of 1 cent up to the whole payment, with copies in the same proportion.
+     */
+    public static MessageSet of(
+            String accountPrefix,
+            long seed,
+            int messages,
+            double duplicates,
+            int accounts,
+            double poisonFraction,
+            Ids ids,
+            double refunds) {
+        if (messages < 1
+                || duplicates < 0
+                || duplicates >= 1
+                || accounts < 1
+                || poisonFraction < 0
+                || refunds < 0
+                || refunds > 1) {
             throw new IllegalArgumentException(
                     "need messages >= 1, 0 <= duplicates < 1, accounts >= 1, poison >= 0; got " + messages + ", "
                             + duplicates + ", " + accounts + ", " + poisonFraction);
@@ -96,6 +146,23 @@ public final class MessageSet {
             items.add(new Item(null, kind, probe));
         }
         Collections.shuffle(items, random);
+        List<Event> payments = List.copyOf(distinct);
+        List<Item> refundItems = new ArrayList<>();
+        for (Event payment : payments) {
+            if (random.nextDouble() < refunds) {
+                UUID id = ids == Ids.TIME_ORDERED ? uuid7(millis + distinct.size() / 10, random) : UUID.randomUUID();
+                Event refund =
+                        new Event(id, payment.account(), 1 + random.nextInt((int) payment.amountCents()), payment.id());
+                distinct.add(refund);
+                refundItems.add(new Item(refund, null, null));
+            }
+        }
+        int refundCopies = (int) Math.round(refundItems.size() * duplicates / (1 - duplicates));
+        for (int i = 0, count = refundItems.size(); i < refundCopies && count > 0; i++) {
+            refundItems.add(refundItems.get(random.nextInt(count)));
+        }
+        Collections.shuffle(refundItems, random);
+        items.addAll(refundItems);
         return new MessageSet(items, distinct, poison);
     }
 
@@ -161,10 +228,10 @@ public final class MessageSet {
         return items.size() - poison.size();
     }
 
-    /** Per account: the sum of the amounts of the distinct events sent to it. */
+    /** Per account: its payments less their refunds, of the distinct events sent. */
     public Map<String, Long> expectedBalances() {
         Map<String, Long> expected = new HashMap<>();
-        distinct.forEach(event -> expected.merge(event.account(), event.amountCents(), Long::sum));
+        distinct.forEach(event -> expected.merge(event.account(), event.balanceChange(), Long::sum));
         return expected;
     }
 

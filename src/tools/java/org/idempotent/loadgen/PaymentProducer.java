@@ -19,6 +19,8 @@ public final class PaymentProducer implements AutoCloseable {
     private final Connection connection;
     private final Session session;
     private final MessageProducer producer;
+    /** Sends to any queue, in the same session: a batch of payments and refunds commits as one. */
+    private MessageProducer anyQueue;
 
     public PaymentProducer(Settings settings) throws JMSException {
         this(settings, settings.get("PAYMENTS_QUEUE"));
@@ -42,6 +44,12 @@ public final class PaymentProducer implements AutoCloseable {
     public static String json(UUID eventId, String accountId, long amountCents) {
         return "{\"eventId\":\"" + eventId + "\",\"accountId\":\"" + accountId + "\",\"amountCents\":" + amountCents
                 + "}";
+    }
+
+    /** A refund of {@code amountCents} of the payment {@code paymentEventId} (message-contract.md). */
+    public static String refundJson(UUID eventId, UUID paymentEventId, long amountCents) {
+        return "{\"eventId\":\"" + eventId + "\",\"paymentEventId\":\"" + paymentEventId + "\",\"amountCents\":"
+                + amountCents + "}";
     }
 
     /** A payment of contract version 2 when {@code occurredAt} is given, else of version 1. */
@@ -73,6 +81,15 @@ public final class PaymentProducer implements AutoCloseable {
 
     public void send(Message message) throws JMSException {
         producer.send(message);
+    }
+
+    /** Sends to {@code queue} instead of the producer's own. */
+    public void send(String queue, Message message) throws JMSException {
+        if (anyQueue == null) {
+            anyQueue = session.createProducer(null);
+            anyQueue.setDeliveryMode(DeliveryMode.PERSISTENT);
+        }
+        anyQueue.send(session.createQueue(queue), message);
     }
 
     public void commit() throws JMSException {

@@ -11,8 +11,10 @@ import org.idempotent.loadgen.MessageSet.Item;
 import org.idempotent.stack.Settings;
 
 /**
- * Producers: several threads, each sending its share of a {@link MessageSet} to the payments queue in transacted
- * batches (one journal sync per batch), as producer applications would.
+ * Producers: several threads, each sending its share of a {@link MessageSet} in transacted batches (one journal sync
+ * per batch), as producer applications would: payments and malformed messages to the payments queue, then, once every
+ * payment is on the broker, refunds to the refunds queue, as a refund follows its payment. A refund still arrives
+ * before its payment is applied when a fault sends the payment back to the queue.
  */
 public final class Traffic {
 
@@ -26,12 +28,25 @@ public final class Traffic {
 
     private Traffic(Settings settings, List<Item> items, int threads, int batch) {
         ExecutorService producers = Executors.newFixedThreadPool(threads);
+        List<Item> refunds = items.stream().filter(Traffic::isRefund).toList();
+        List<Item> payments = items.stream().filter(item -> !isRefund(item)).toList();
+        done = inShares(settings, payments, threads, batch, producers)
+                .thenCompose(ignored -> inShares(settings, refunds, threads, batch, producers))
+                .whenComplete((ignored, failure) -> producers.shutdown());
+    }
+
+    private CompletableFuture<Void> inShares(
+            Settings settings, List<Item> items, int threads, int batch, ExecutorService producers) {
         CompletableFuture<?>[] shares = new CompletableFuture<?>[threads];
         for (int t = 0; t < threads; t++) {
             List<Item> share = items.subList(t * items.size() / threads, (t + 1) * items.size() / threads);
             shares[t] = CompletableFuture.runAsync(() -> send(settings, share, batch), producers);
         }
-        done = CompletableFuture.allOf(shares).whenComplete((ignored, failure) -> producers.shutdown());
+        return CompletableFuture.allOf(shares);
+    }
+
+    private static boolean isRefund(Item item) {
+        return item.event() != null && item.event().isRefund();
     }
 
     /** Starts sending; {@link #await()} returns once everything is sent. */
@@ -64,7 +79,7 @@ public final class Traffic {
         try (PaymentProducer producer = new PaymentProducer(settings, settings.get("PAYMENTS_QUEUE"), true)) {
             int inBatch = 0;
             for (Item item : share) {
-                producer.send(message(producer, item));
+                send(settings, producer, item);
                 if (++inBatch == batch) {
                     producer.commit();
                     sent.addAndGet(inBatch);
@@ -75,6 +90,15 @@ public final class Traffic {
             sent.addAndGet(inBatch);
         } catch (JMSException e) {
             throw new IllegalStateException("sending failed after " + sent.get() + " messages", e);
+        }
+    }
+
+    /** The item to the queue of its kind, in the producer's session. */
+    public static void send(Settings settings, PaymentProducer producer, Item item) throws JMSException {
+        if (isRefund(item)) {
+            producer.send(settings.get(item.event().queueSetting()), message(producer, item));
+        } else {
+            producer.send(message(producer, item));
         }
     }
 

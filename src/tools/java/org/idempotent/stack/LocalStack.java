@@ -49,10 +49,13 @@ public final class LocalStack {
         }));
         micro.awaitReady(Duration.ofMinutes(3));
         System.out.printf(
-                "%nReady: consuming queue '%s' with up to %s sessions into %s (%.1f s after Payara Micro's start)%n"
+                "%nReady: consuming queues '%s' and '%s' with up to %s and %s sessions into %s (%.1f s after Payara"
+                        + " Micro's start)%n"
                         + "Health: %s   Metrics: %s%nSend events: mvn -Pload   Stop: Ctrl-C%n%n",
                 settings.get("PAYMENTS_QUEUE"),
+                settings.get("REFUNDS_QUEUE"),
                 settings.get("CONSUMER_MAX_SESSIONS"),
+                settings.get("REFUNDS_MAX_SESSIONS"),
                 settings.jdbcUrl(),
                 (System.nanoTime() - started) / 1e9,
                 micro.uri("/health/ready"),

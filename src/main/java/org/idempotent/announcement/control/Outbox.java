@@ -47,9 +47,9 @@ public class Outbox {
                  WHERE a.account_id = locked.id AND a.account_sequence >= ?
                  ORDER BY a.account_sequence, a.generation DESC)
             INSERT INTO payment_announcements (id, event_id, account_id, amount_cents, balance_cents, account_sequence,
-                                               applied_at, generation)
+                                               applied_at, generation, kind)
             SELECT nextval('announcement_ids'), event_id, account_id, amount_cents, balance_cents, account_sequence,
-                   applied_at, generation + 1
+                   applied_at, generation + 1, kind
               FROM (SELECT * FROM latest ORDER BY account_sequence) AS in_order""";
 
     /** The oldest transaction holding the horizon: its backend's pid, user, application and state. */
@@ -59,7 +59,7 @@ public class Outbox {
 
     static final String OF_EVENT = """
             SELECT a.event_id, a.account_id, a.account_sequence, a.amount_cents, a.balance_cents, a.applied_at,
-                   a.xid < r.position, a.resends, a.generation
+                   a.xid < r.position, a.resends, a.generation, a.kind
               FROM payment_announcements a, announcement_relay r
              WHERE a.event_id = ? ORDER BY a.id""";
     static final String OLDEST_RETAINED =
@@ -139,7 +139,8 @@ public class Outbox {
                             row.getTimestamp(6).toInstant(),
                             sent ? Announcement.State.SENT : Announcement.State.UNSENT,
                             (sent ? 1 : 0) + row.getInt(8),
-                            row.getInt(9)));
+                            row.getInt(9),
+                            row.getString(10)));
                 }
             }
         }

@@ -58,7 +58,7 @@ public final class OutboxCursor {
 
     static final String PAGE = """
             SELECT id, event_id, account_id, amount_cents, balance_cents, account_sequence, applied_at, generation,
-                   resends
+                   resends, kind
               FROM payment_announcements
              WHERE xid >= CAST(? AS xid8) AND xid < CAST(? AS xid8) AND id > ?
              ORDER BY id LIMIT ?""";
@@ -203,7 +203,8 @@ public final class OutboxCursor {
                             row.getLong(6),
                             row.getTimestamp(7).toInstant(),
                             row.getInt(8),
-                            row.getInt(9) + 1));
+                            row.getInt(9) + 1,
+                            row.getString(10)));
                 }
             }
         }

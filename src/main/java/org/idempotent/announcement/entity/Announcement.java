@@ -6,7 +6,8 @@ import java.time.Instant;
 import java.util.UUID;
 
 /**
- * An outbox row as the admin API shows it: one applied payment's announcement, and whether the relay has published it.
+ * An outbox row as the admin API shows it: one applied payment's or refund's announcement ({@code kind}), and whether
+ * the relay has published it.
  *
  * @param state SENT once the relay's position is past the row
  * @param sendAttempts publications so far: more than 1 after a relay stopped mid-window and published it again
@@ -21,7 +22,8 @@ public record Announcement(
         Instant appliedAt,
         Announcement.State state,
         int sendAttempts,
-        int generation) {
+        int generation,
+        String kind) {
 
     /** Published, or waiting for the relay. */
     public enum State {
@@ -34,5 +36,6 @@ public record Announcement(
         requireNonNull(accountId, "accountId");
         requireNonNull(appliedAt, "appliedAt");
         requireNonNull(state, "state");
+        requireNonNull(kind, "kind");
     }
 }

@@ -16,6 +16,8 @@ import java.util.UUID;
  * @param rowId the outbox row's identity, drawn under the account's row lock: the relay's order
  * @param generation raised by each re-announcement, so that a deliberate copy is not dropped as a duplicate
  * @param sendAttempts publications of this row so far, this one included
+ * @param kind what was applied: {@code payment}, or {@code refund} (whose {@code amountCents} is negative: the change
+ *     to the balance)
  */
 public record AnnouncementMessage(
         long rowId,
@@ -26,7 +28,8 @@ public record AnnouncementMessage(
         long sequence,
         Instant appliedAt,
         int generation,
-        int sendAttempts) {
+        int sendAttempts,
+        String kind) {
 
     /** The message's properties, besides JMSXGroupID (the account) and _AMQ_DUPL_ID ({@link #duplicateId()}). */
     public static final String EVENT_ID = "eventId";
@@ -41,6 +44,7 @@ public record AnnouncementMessage(
         requireNonNull(eventId, "eventId");
         requireNonNull(accountId, "accountId");
         requireNonNull(appliedAt, "appliedAt");
+        requireNonNull(kind, "kind");
     }
 
     /**
@@ -65,6 +69,7 @@ public record AnnouncementMessage(
                 .add("balanceCents", balanceCents)
                 .add("sequence", sequence)
                 .add("appliedAt", appliedAt.toString())
+                .add("kind", kind)
                 .build()
                 .toString();
     }

@@ -21,9 +21,11 @@ public class Payments implements EventType<PaymentEvent> {
     /**
      * Creates the account with its first payment, or adds to it unless this very event was the last one applied to
      * it, and in the same statement writes the payment's announcement to the outbox (payment_announcements) with the
-     * new balance and the account's next sequence number: a payment not applied writes none, and no announcement
-     * outlives a rollback. One statement, so the outbox costs no round trip. {@code IS DISTINCT FROM}, not {@code
-     * !=}: the latter is never true while last_event_id is NULL. clock_timestamp(): the latest time before the commit.
+     * new balance and the account's next sequence number, and records the payment in the payments ledger that refunds
+     * are checked against (a payment forgotten and applied again keeps its one ledger row): a payment not applied
+     * writes neither, and no announcement outlives a rollback. One statement, so the outbox costs no round trip.
+     * {@code IS DISTINCT FROM}, not {@code !=}: the latter is never true while last_event_id is NULL.
+     * clock_timestamp(): the latest time before the commit.
      */
     public static final String GUARDED_UPSERT = """
             WITH payment (account_id, amount_cents, event_id) AS (
@@ -37,7 +39,11 @@ public class Payments implements EventType<PaymentEvent> {
                        updated_at = EXCLUDED.updated_at,
                        sequence = accounts.sequence + 1
                  WHERE accounts.last_event_id IS DISTINCT FROM EXCLUDED.last_event_id
-                RETURNING id, balance_cents, sequence)
+                RETURNING id, balance_cents, sequence),
+            ledger AS (
+                INSERT INTO payments (event_id, account_id, amount_cents)
+                SELECT payment.event_id, applied.id, payment.amount_cents FROM applied, payment
+                ON CONFLICT (event_id) DO NOTHING)
             INSERT INTO payment_announcements (event_id, account_id, amount_cents, balance_cents, account_sequence,
                                                applied_at)
             SELECT payment.event_id, applied.id, payment.amount_cents, applied.balance_cents, applied.sequence,

@@ -16,9 +16,12 @@ class AnnouncementMessageTest {
 
     @Test
     void aResendOfTheSameRowCarriesTheSameDuplicateIdAndAReannouncementANewOne() {
-        AnnouncementMessage first = new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1);
-        AnnouncementMessage resend = new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 2);
-        AnnouncementMessage reannounced = new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 1, 3);
+        AnnouncementMessage first =
+                new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1, "payment");
+        AnnouncementMessage resend =
+                new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 2, "payment");
+        AnnouncementMessage reannounced =
+                new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 1, 3, "payment");
 
         assertThat(resend.duplicateId()).isEqualTo(first.duplicateId());
         assertThat(reannounced.duplicateId()).isNotEqualTo(first.duplicateId());
@@ -29,9 +32,10 @@ class AnnouncementMessageTest {
     /** Row identities start again in a recreated or restored database: the broker must not take a new row for an old. */
     @Test
     void anotherEventUnderAnIdentityUsedBeforeIsNotADuplicate() {
-        AnnouncementMessage before = new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1);
+        AnnouncementMessage before =
+                new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1, "payment");
         AnnouncementMessage afterRestore =
-                new AnnouncementMessage(7, UUID.randomUUID(), "acct-42", 1250, 1250, 1, APPLIED, 0, 1);
+                new AnnouncementMessage(7, UUID.randomUUID(), "acct-42", 1250, 1250, 1, APPLIED, 0, 1, "payment");
 
         assertThat(afterRestore.duplicateId()).isNotEqualTo(before.duplicateId());
     }
@@ -39,9 +43,10 @@ class AnnouncementMessageTest {
     /** After a restore, or a database rebuilt and the events replayed: the same event and sequence, applied anew. */
     @Test
     void theSameEventAppliedAgainLaterIsNotADuplicate() {
-        AnnouncementMessage before = new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1);
-        AnnouncementMessage again =
-                new AnnouncementMessage(3, EVENT, "acct-42", 1250, 98750, 17, APPLIED.plusMillis(86_400_000), 0, 1);
+        AnnouncementMessage before =
+                new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1, "payment");
+        AnnouncementMessage again = new AnnouncementMessage(
+                3, EVENT, "acct-42", 1250, 98750, 17, APPLIED.plusMillis(86_400_000), 0, 1, "payment");
 
         assertThat(again.duplicateId()).isNotEqualTo(before.duplicateId());
     }
@@ -49,7 +54,7 @@ class AnnouncementMessageTest {
     @Test
     void theBodyIsTheContractsJson() {
         JsonObject body = Json.createReader(new StringReader(
-                        new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1).json()))
+                        new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1, "payment").json()))
                 .readObject();
 
         assertThat(body.getString("eventId")).isEqualTo(EVENT.toString());
@@ -58,6 +63,7 @@ class AnnouncementMessageTest {
         assertThat(body.getJsonNumber("balanceCents").longValueExact()).isEqualTo(98750);
         assertThat(body.getJsonNumber("sequence").longValueExact()).isEqualTo(17);
         assertThat(body.getString("appliedAt")).isEqualTo("2026-12-01T08:15:30.252814Z");
-        assertThat(body.keySet()).hasSize(6);
+        assertThat(body.getString("kind")).isEqualTo("payment");
+        assertThat(body.keySet()).hasSize(7);
     }
 }
