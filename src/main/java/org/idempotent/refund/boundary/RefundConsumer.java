@@ -19,7 +19,7 @@ import org.idempotent.schema.boundary.SchemaMigration;
  *
  * <p>Acknowledged as {@code PaymentConsumer}'s messages are, for the same reasons (it says them): the database's
  * transaction first, the adapter's acknowledgement second, a redelivery in between answered by the dedup table. A
- * refund not applicable yet rolls the session back, and the broker redelivers it with its back-off.
+ * refund whose payment is not applied yet is acknowledged once a copy of it is scheduled on the queue for later.
  */
 @MessageDriven(
         activationConfig = {
