@@ -1,5 +1,8 @@
 package org.idempotent.delivery.entity;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.UUID;
 
@@ -17,4 +20,13 @@ public interface DeliveredEvent {
 
     /** SHA-256 of the event's canonical payload: equal for every copy of one event, different for another event. */
     byte[] fingerprint();
+
+    /** SHA-256 of {@code canonical} in UTF-8: what a fingerprint is made of, for every event type. */
+    static byte[] fingerprintOf(String canonical) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(canonical.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
+    }
 }

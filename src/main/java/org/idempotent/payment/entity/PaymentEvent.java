@@ -2,9 +2,6 @@ package org.idempotent.payment.entity;
 
 import static java.util.Objects.requireNonNull;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.UUID;
 import java.util.regex.Pattern;
@@ -35,12 +32,7 @@ public record PaymentEvent(UUID eventId, String accountId, long amountCents, Ins
      */
     @Override
     public byte[] fingerprint() {
-        String canonical = eventId + "\n" + accountId + "\n" + amountCents;
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(canonical.getBytes(StandardCharsets.UTF_8));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every Java platform has SHA-256", e);
-        }
+        return DeliveredEvent.fingerprintOf(eventId + "\n" + accountId + "\n" + amountCents);
     }
 
     public PaymentEvent {

@@ -2,9 +2,6 @@ package org.idempotent.refund.entity;
 
 import static java.util.Objects.requireNonNull;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.UUID;
 import org.idempotent.delivery.entity.DeliveredEvent;
@@ -40,11 +37,6 @@ public record RefundEvent(UUID eventId, UUID paymentEventId, long amountCents, I
      */
     @Override
     public byte[] fingerprint() {
-        String canonical = "refund\n" + eventId + "\n" + paymentEventId + "\n" + amountCents;
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(canonical.getBytes(StandardCharsets.UTF_8));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every Java platform has SHA-256", e);
-        }
+        return DeliveredEvent.fingerprintOf("refund\n" + eventId + "\n" + paymentEventId + "\n" + amountCents);
     }
 }
