@@ -84,6 +84,11 @@ final class BrokerPair implements AutoCloseable {
             }
         }
 
+        /** Messages of the queue this broker handed to consumers, not acknowledged yet; fails unless it is live. */
+        long deliveringCount(String queue) throws IOException, JMException {
+            return process.deliveringCount(queue);
+        }
+
         /** The queue's count on this broker; fails unless it is the live one (a waiting backup has no queues). */
         long messageCount(String queue) throws IOException, JMException {
             return process.messageCount(queue);

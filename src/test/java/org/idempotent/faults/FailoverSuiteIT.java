@@ -24,6 +24,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.idempotent.announcement.control.Relay;
 import org.idempotent.faults.FaultStack.Instance;
 import org.idempotent.faults.Invariant.Summary;
@@ -115,6 +116,8 @@ class FailoverSuiteIT {
     @Order(1)
     void brokerPrimaryKilledConsumersResumeOnTheBackup() throws Exception {
         Running run = runUntilAThirdIsSent("broker-kill");
+        long inFlight = awaitInFlightOnThePrimary();
+        System.out.printf("broker-kill: %d deliveries in flight on the primary a moment before the kill%n", inFlight);
         Instant killed = Instant.now();
         stack.brokerPair().primary().kill();
         long attached = attached(sessions(2), killed);
@@ -124,7 +127,10 @@ class FailoverSuiteIT {
         assertThat(consumers)
                 .allSatisfy(consumer -> assertThat(consumer.starts()).isEqualTo(1));
         assertThat(summary.redelivered())
-                .as("what the primary had delivered and not seen acknowledged, redelivered")
+                .as(
+                        "what the primary had delivered and not seen acknowledged (%d messages a moment before the"
+                                + " kill), redelivered",
+                        inFlight)
                 .isPositive();
     }
 
@@ -405,6 +411,24 @@ class FailoverSuiteIT {
         await().atMost(DRAIN).until(() -> producers.reached(0.3));
         awaitApplied(workload, 0.1);
         return new Running(workload, producers, started);
+    }
+
+    /**
+     * Until the live primary has handed at least one message per session to the consumers and not seen it
+     * acknowledged: the kill must find deliveries in flight, or it tests a broker restart between two messages.
+     * Returns that count.
+     */
+    private long awaitInFlightOnThePrimary() {
+        BrokerPair.Member primary = stack.brokerPair().primary();
+        AtomicLong inFlight = new AtomicLong();
+        await().atMost(Duration.ofSeconds(30))
+                .pollInterval(Duration.ofMillis(20))
+                .ignoreExceptions()
+                .until(() -> {
+                    inFlight.set(primary.deliveringCount(queue()));
+                    return inFlight.get() >= sessions(2);
+                });
+        return inFlight.get();
     }
 
     private MessageSet next(String name) {

@@ -151,6 +151,16 @@ public final class BrokerProcess extends ChildProcess {
         }
     }
 
+    /**
+     * The queue's messages handed to a consumer and not acknowledged yet: in a session's window or being processed.
+     * With persist-delivery-count-before-delivery, each is marked redelivered if another broker delivers it again.
+     */
+    public long deliveringCount(String queue) throws IOException, JMException {
+        try (RemoteJmx jmx = RemoteJmx.connect(jmxPort)) {
+            return ((Number) jmx.attribute(queueMBean(jmx, queue), "DeliveringCount")).longValue();
+        }
+    }
+
     /** How many consumers the queue has (each session of each instance is one). */
     public int consumerCount(String queue) throws IOException, JMException {
         try (RemoteJmx jmx = RemoteJmx.connect(jmxPort)) {
