@@ -120,7 +120,7 @@ class FailoverSuiteIT {
         System.out.printf("broker-kill: %d deliveries in flight on the primary a moment before the kill%n", inFlight);
         Instant killed = Instant.now();
         stack.brokerPair().primary().kill();
-        long attached = attached(sessions(2), killed);
+        Attached attached = attached(sessions(2), killed);
 
         Summary summary = check("broker primary kill -9", run, killed);
         assertAttachedInTime("every consumer session", attached);
@@ -151,10 +151,10 @@ class FailoverSuiteIT {
         Running run = runUntilAThirdIsSent("switchover");
         Instant switched = Instant.now();
         stack.brokerPair().switchOver(queue());
-        long attachedToTheBackup = attached(sessions(2), switched);
+        Attached attachedToTheBackup = attached(sessions(2), switched);
         await().atMost(DRAIN).until(() -> run.producers().reached(0.6));
         stack.brokerPair().failBack(queue());
-        long attachedAgain = attached(sessions(2), Instant.now());
+        Attached attachedAgain = attached(sessions(2), Instant.now());
         check("switchover, failback under load", run, switched);
         assertAttachedInTime("every consumer session, after the switchover", attachedToTheBackup);
         assertAttachedInTime("every consumer session, once the primary was live again", attachedAgain);
@@ -172,7 +172,7 @@ class FailoverSuiteIT {
         Instance victim = consumers.get(1);
         victim.crashAndRestartAfter(() -> stack.brokerPair().primary().kill());
         Instant restarted = Instant.now();
-        long attachedAfterTheRestart = attached(sessions(2), restarted);
+        Attached attachedAfterTheRestart = attached(sessions(2), restarted);
         awaitApplied(run.workload(), 0.6);
         stack.brokerPair().failBack(queue());
 
@@ -515,22 +515,27 @@ class FailoverSuiteIT {
      * Milliseconds from {@code since} until the live broker counts {@code sessions} consumers on the queue again (each
      * session of an instance is one), asked every 100 ms from now on; fails after two minutes.
      */
-    private long attached(int sessions, Instant since) {
+    private Attached attached(int sessions, Instant since) {
         await().atMost(Duration.ofMinutes(2))
                 .pollInterval(Duration.ofMillis(100))
                 .ignoreExceptions()
                 .until(() -> stack.brokerPair().consumerCount(queue()) >= sessions);
-        return Duration.between(since, Instant.now()).toMillis();
+        return new Attached(since, Duration.between(since, Instant.now()).toMillis());
     }
+
+    /** Every session attached again {@code millis} after {@code since}. */
+    private record Attached(Instant since, long millis) {}
 
     private int sessions(int instances) {
         return instances * Integer.parseInt(stack.settings().get("CONSUMER_MAX_SESSIONS"));
     }
 
-    private static void assertAttachedInTime(String what, long millis) {
-        System.out.printf("%s attached to the live broker again after %d ms%n", what, millis);
-        assertThat(millis)
-                .as("milliseconds until %s attached to the live broker again", what)
+    private void assertAttachedInTime(String what, Attached attached) {
+        System.out.printf("%s attached to the live broker again after %d ms%n", what, attached.millis());
+        assertThat(attached.millis())
+                .as(() -> String.format(
+                        "milliseconds until %s attached to the live broker again; the consumers logged:%s",
+                        what, AdapterLog.since(consumers, attached.since())))
                 .isLessThanOrEqualTo(RESUME_BOUND.toMillis());
     }
 
