@@ -420,11 +420,11 @@ class FailoverSuiteIT {
 
     /**
      * Every session of both consumers waits on a lock of the accounts table, in the middle of its transaction, its
-     * message delivered and not acknowledged: the kill cannot fall between two messages. Timed by the producers alone,
-     * it found the consumers caught up in clean-clone runs: once 17 deliveries in flight, 8 of them back marked
-     * redelivered; three times none back marked. Released by the caller's rollback, after the kill: those commits land
-     * with no broker to acknowledge to, and come back as duplicates. Returns the deliveries the primary counted in
-     * flight.
+     * message delivered and not acknowledged: the kill cannot fall between two messages. Timed by the producers, it
+     * could find the consumers caught up: in one clean-clone run 17 deliveries were in flight and 8 came back marked
+     * redelivered; in three, none came back marked. Released by the caller's rollback, after the kill: those commits
+     * land with no broker to acknowledge to, and come back as duplicates. Returns the deliveries the primary counted
+     * in flight.
      */
     private long holdEverySessionMidTransaction(Connection db, Statement hold) throws SQLException {
         db.setAutoCommit(false);
