@@ -1,8 +1,11 @@
 package org.idempotent.operations.boundary;
 
+import jakarta.annotation.PostConstruct;
 import jakarta.annotation.Resource;
 import jakarta.ejb.EJB;
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Startup;
 import jakarta.inject.Inject;
 import jakarta.jms.ConnectionFactory;
 import jakarta.jms.JMSContext;
@@ -18,6 +21,7 @@ import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
 import org.eclipse.microprofile.health.Readiness;
+import org.eclipse.microprofile.metrics.MetricRegistry;
 import org.idempotent.Resources;
 import org.idempotent.delivery.control.DatabaseBreaker;
 import org.idempotent.operations.control.DevelopmentPasswords;
@@ -34,6 +38,9 @@ import org.idempotent.schema.boundary.SchemaMigration;
 public class ConsumerReadiness implements HealthCheck {
 
     private static final String NAME = "payment-consumer";
+    /** The same answer as a gauge, 1 or 0: an alert sees readiness where Prometheus scrapes, not only a probe. */
+    static final String READY_GAUGE = "payments.consumer.ready";
+
     private static final int DATABASE_TIMEOUT_SECONDS = 2;
     /** How long one answer serves every probe. */
     static final Duration CACHED_FOR = Duration.ofSeconds(2);
@@ -59,6 +66,20 @@ public class ConsumerReadiness implements HealthCheck {
 
     @Inject
     DevelopmentPasswords developmentPasswords;
+
+    @Inject
+    MetricRegistry metrics;
+
+    @PostConstruct
+    void registerGauge() {
+        metrics.gauge(
+                READY_GAUGE, this, readiness -> readiness.call().getStatus() == HealthCheckResponse.Status.UP ? 1 : 0);
+    }
+
+    /** At deployment, so that the gauge is there before the first probe. */
+    void registerAtStartup(@Observes Startup startup) {
+        // the work is done by the @PostConstruct method
+    }
 
     @Override
     public HealthCheckResponse call() {

@@ -4,6 +4,7 @@ import jakarta.annotation.PostConstruct;
 import jakarta.annotation.Resource;
 import jakarta.ejb.DependsOn;
 import jakarta.ejb.EJB;
+import jakarta.ejb.NoMoreTimeoutsException;
 import jakarta.ejb.Singleton;
 import jakarta.ejb.Startup;
 import jakarta.ejb.Timeout;
@@ -11,8 +12,11 @@ import jakarta.ejb.Timer;
 import jakarta.ejb.TimerConfig;
 import jakarta.ejb.TimerService;
 import jakarta.inject.Inject;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import org.eclipse.microprofile.metrics.MetricRegistry;
 import org.idempotent.retention.control.Retention;
 import org.idempotent.retention.control.RetentionSettings;
 import org.idempotent.retention.entity.RetentionPolicy;
@@ -39,7 +43,12 @@ public class RetentionTimer {
     @Inject
     RetentionSettings settings;
 
+    @Inject
+    MetricRegistry metrics;
+
     private String schedule;
+    /** The schedule's interval as the timer runs it, known from its first timeout on; 0 until then. */
+    private volatile long intervalSeconds;
 
     @PostConstruct
     void start() {
@@ -53,12 +62,26 @@ public class RetentionTimer {
                     e.getMessage());
         }
         reschedule(null);
+        // An alert on a purge overdue needs the interval whatever the schedule's form (a calendar expression).
+        metrics.gauge("retention.interval.seconds", this, bean -> bean.intervalSeconds);
     }
 
     @Timeout
     void purge(Timer timer) {
+        measureInterval(timer);
         retention.purge();
         reschedule(timer);
+    }
+
+    /** Before the purge, which may take minutes: now is this timeout's own time. */
+    private void measureInterval(Timer timer) {
+        try {
+            intervalSeconds = Duration.between(
+                            Instant.now(), timer.getNextTimeout().toInstant())
+                    .toSeconds();
+        } catch (NoMoreTimeoutsException last) {
+            // A schedule that ends: the interval last measured stands.
+        }
     }
 
     /**

@@ -77,6 +77,8 @@ public class Retention {
 
     private Counter purgedRows;
     private volatile PurgeRun lastRun;
+    /** When the last run that purged everything it could ended: the figure a retention alert watches. */
+    private volatile Instant lastSuccess;
 
     @PostConstruct
     void registerMetrics() {
@@ -89,6 +91,10 @@ public class Retention {
                 "retention.last.run.duration.seconds",
                 this,
                 r -> r.last(run -> run.duration().toMillis() / 1000.0));
+        metrics.gauge(
+                "retention.last.success.timestamp.seconds",
+                this,
+                r -> r.lastSuccess == null ? 0 : r.lastSuccess.getEpochSecond());
         metrics.gauge(
                 "retention.oldest.row.age.seconds",
                 this,
@@ -200,6 +206,10 @@ public class Retention {
     private PurgeRun record(PurgeRun run) {
         if (run.outcome() != Result.SKIPPED_LOCKED) {
             lastRun = run;
+        }
+        if (run.outcome() == Result.COMPLETED || run.outcome() == Result.BUDGET_SPENT) {
+            // A run that spent its budget made progress, and the next one goes on: both are the purge working.
+            lastSuccess = run.startedAt().plus(run.duration());
         }
         return run;
     }
