@@ -20,8 +20,16 @@ import org.junit.jupiter.api.Test;
 class FeatureDependenciesTest {
 
     /** Bottom first: the schema everything waits for, the monitoring that looks at everything last. */
-    static final List<String> FEATURES =
-            List.of("schema", "postgres", "retention", "delivery", "payment", "refund", "announcement", "operations");
+    static final List<String> FEATURES = List.of(
+            "schema",
+            "postgres",
+            "telemetry",
+            "retention",
+            "delivery",
+            "payment",
+            "refund",
+            "announcement",
+            "operations");
 
     private static final Path SOURCES = Path.of("src/main/java/org/idempotent");
     private static final Pattern REFERENCE = Pattern.compile("\\borg\\.idempotent\\.([a-z]+)\\.");

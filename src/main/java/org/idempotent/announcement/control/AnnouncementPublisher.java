@@ -1,5 +1,7 @@
 package org.idempotent.announcement.control;
 
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.StatusCode;
 import jakarta.annotation.PostConstruct;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
@@ -21,6 +23,7 @@ import org.eclipse.microprofile.metrics.Counter;
 import org.eclipse.microprofile.metrics.MetricRegistry;
 import org.idempotent.Resources;
 import org.idempotent.announcement.entity.AnnouncementMessage;
+import org.idempotent.telemetry.Tracing;
 
 /**
  * Sends the relay's batches to the announcement address: one broker transaction per batch, one journal sync for it
@@ -37,6 +40,10 @@ public class AnnouncementPublisher {
 
     private static final Logger LOG = Logger.getLogger(AnnouncementPublisher.class.getName());
 
+    private static final AttributeKey<Long> SEQUENCE = AttributeKey.longKey("payments.announcement.sequence");
+    /** More than 1 for a resend: a relay that stopped mid-window publishes the rest of it again. */
+    private static final AttributeKey<Long> SEND_ATTEMPT = AttributeKey.longKey("payments.announcement.send_attempt");
+
     @Resource(lookup = Resources.CONNECTION_FACTORY)
     ConnectionFactory connectionFactory;
 
@@ -46,6 +53,9 @@ public class AnnouncementPublisher {
 
     @Inject
     MetricRegistry metrics;
+
+    @Inject
+    Tracing tracing;
 
     private Counter published;
     private Counter republished;
@@ -62,6 +72,7 @@ public class AnnouncementPublisher {
         private final jakarta.jms.Connection broker;
         private final Session transacted;
         private final Topic topic;
+        private final String destination;
 
         private Publication() throws JMSException {
             // The classic API: the adapter gives a JMSContext no local transaction outside JTA, a Session it does
@@ -69,7 +80,8 @@ public class AnnouncementPublisher {
             broker = connectionFactory.createConnection();
             try {
                 transacted = broker.createSession(Session.SESSION_TRANSACTED);
-                topic = transacted.createTopic(address.get());
+                destination = address.get();
+                topic = transacted.createTopic(destination);
             } catch (JMSException | RuntimeException e) {
                 broker.close();
                 throw e;
@@ -95,7 +107,7 @@ public class AnnouncementPublisher {
                 try (MessageProducer producer = transacted.createProducer(topic)) {
                     producer.setDeliveryMode(DeliveryMode.PERSISTENT);
                     for (AnnouncementMessage announcement : batch) {
-                        send(transacted, producer, announcement);
+                        send(transacted, producer, announcement, destination);
                     }
                 }
                 transacted.commit();
@@ -120,7 +132,7 @@ public class AnnouncementPublisher {
                 producer.setDeliveryMode(DeliveryMode.PERSISTENT);
                 for (AnnouncementMessage announcement : batch) {
                     try {
-                        send(single, producer, announcement);
+                        send(single, producer, announcement, destination);
                     } catch (JMSException refused) {
                         if (!isDuplicate(refused)) {
                             throw refused;
@@ -152,9 +164,35 @@ public class AnnouncementPublisher {
         return false;
     }
 
-    private static void send(Session session, MessageProducer producer, AnnouncementMessage announcement)
+    /**
+     * One announcement, in a PRODUCER span of the trace its row was written in (parented, not linked: the trace is the
+     * payment's whole path, and the relay publishes within a second of the commit unless a long transaction holds it
+     * back, which the span's start then shows); the message carries the span's context for its subscribers.
+     */
+    private void send(Session session, MessageProducer producer, AnnouncementMessage announcement, String destination)
             throws JMSException {
-        producer.send(message(session, announcement));
+        Tracing.Traced traced = tracing.producer(destination, announcement.trace());
+        try {
+            TextMessage message = message(session, announcement);
+            tracing.inject(message, announcement.trace());
+            if (traced != null) {
+                traced.span()
+                        .setAttribute(Tracing.EVENT_ID, announcement.eventId().toString())
+                        .setAttribute(SEQUENCE, announcement.sequence())
+                        .setAttribute(SEND_ATTEMPT, announcement.sendAttempts());
+            }
+            producer.send(message);
+        } catch (JMSException | RuntimeException e) {
+            if (traced != null) {
+                traced.span().recordException(e);
+                traced.span().setStatus(StatusCode.ERROR, e.getClass().getSimpleName());
+            }
+            throw e;
+        } finally {
+            if (traced != null) {
+                traced.close();
+            }
+        }
     }
 
     /** The announcement as published: its JSON body, grouped by account, with its duplicate-detection ID. */

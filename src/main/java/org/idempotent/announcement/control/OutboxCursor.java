@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import org.idempotent.announcement.entity.AnnouncementMessage;
+import org.idempotent.telemetry.TraceContext;
 
 /**
  * The relay's position in the outbox and the windows past it (table announcement_relay, V7__outbox_cursor.sql): how
@@ -58,7 +59,7 @@ public final class OutboxCursor {
 
     static final String PAGE = """
             SELECT id, event_id, account_id, amount_cents, balance_cents, account_sequence, applied_at, generation,
-                   resends, kind
+                   resends, kind, trace_parent, trace_state
               FROM payment_announcements
              WHERE xid >= CAST(? AS xid8) AND xid < CAST(? AS xid8) AND id > ?
              ORDER BY id LIMIT ?""";
@@ -204,7 +205,8 @@ public final class OutboxCursor {
                             row.getTimestamp(7).toInstant(),
                             row.getInt(8),
                             row.getInt(9) + 1,
-                            row.getString(10)));
+                            row.getString(10),
+                            TraceContext.of(row.getString(11), row.getString(12))));
                 }
             }
         }

@@ -7,6 +7,7 @@ import jakarta.json.JsonBuilderFactory;
 import java.time.Instant;
 import java.util.Map;
 import java.util.UUID;
+import org.idempotent.telemetry.TraceContext;
 
 /**
  * What the relay publishes for one outbox row: the message contract of {@code payments.applied}
@@ -18,6 +19,7 @@ import java.util.UUID;
  * @param sendAttempts publications of this row so far, this one included
  * @param kind what was applied: {@code payment}, or {@code refund} (whose {@code amountCents} is negative: the change
  *     to the balance)
+ * @param trace the trace context of the transaction that wrote the row, the parent of its publish
  */
 public record AnnouncementMessage(
         long rowId,
@@ -29,7 +31,8 @@ public record AnnouncementMessage(
         Instant appliedAt,
         int generation,
         int sendAttempts,
-        String kind) {
+        String kind,
+        TraceContext trace) {
 
     /** The message's properties, besides JMSXGroupID (the account) and _AMQ_DUPL_ID ({@link #duplicateId()}). */
     public static final String EVENT_ID = "eventId";
@@ -45,6 +48,33 @@ public record AnnouncementMessage(
         requireNonNull(accountId, "accountId");
         requireNonNull(appliedAt, "appliedAt");
         requireNonNull(kind, "kind");
+        requireNonNull(trace, "trace");
+    }
+
+    /** A row written without a trace context. */
+    public AnnouncementMessage(
+            long rowId,
+            UUID eventId,
+            String accountId,
+            long amountCents,
+            long balanceCents,
+            long sequence,
+            Instant appliedAt,
+            int generation,
+            int sendAttempts,
+            String kind) {
+        this(
+                rowId,
+                eventId,
+                accountId,
+                amountCents,
+                balanceCents,
+                sequence,
+                appliedAt,
+                generation,
+                sendAttempts,
+                kind,
+                TraceContext.NONE);
     }
 
     /**

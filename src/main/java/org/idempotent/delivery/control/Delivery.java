@@ -18,6 +18,7 @@ import org.idempotent.delivery.entity.Outcome;
 import org.idempotent.delivery.entity.ProcessedEvent;
 import org.idempotent.delivery.entity.RejectedMessage;
 import org.idempotent.retention.entity.RetentionPolicy;
+import org.idempotent.telemetry.Tracing;
 
 /**
  * One delivery of an event of any kind, from the message to its outcome: read by its {@link EventType} or rejected,
@@ -56,6 +57,9 @@ public class Delivery {
     Event<EventApplied> applied;
 
     @Inject
+    Tracing tracing;
+
+    @Inject
     @ConfigProperty(name = DEFERRED_DELIVERIES)
     int deferredDeliveries;
 
@@ -73,35 +77,43 @@ public class Delivery {
         breaker.awaitClosed();
         long started = metrics.started();
         Outcome outcome = Outcome.FAILED;
+        DeliverySpan span = DeliverySpan.start(tracing, message);
         try {
             if (message.getJMSRedelivered()) {
                 metrics.redelivered();
             }
             DeliveryResult result;
             try {
-                result = consume(message, type);
+                result = consume(message, type, span);
             } catch (NotYetApplicable notYet) {
-                deferAgain(message, notYet);
+                deferAgain(message, notYet, span);
                 outcome = Outcome.DEFERRED;
                 return;
             }
             if (result instanceof DeliveryResult.MovedAside aside) {
                 deadLetters.moveAside(message, aside);
             }
+            span.settled(result);
             outcome = result.outcome();
         } catch (JMSException | RuntimeException e) {
             LOG.log(Level.WARNING, "Message {0} failed; the broker will redeliver it: {1}", new Object[] {
                 MessageProperties.describe(message), DatabaseFailure.rootCause(e)
             });
+            span.failed(e);
             throw e instanceof RuntimeException unchecked ? unchecked : new IllegalStateException(e);
         } finally {
             metrics.finished(started, outcome);
+            span.outcome(outcome);
+            span.close();
         }
     }
 
-    private <E extends DeliveredEvent> DeliveryResult consume(Message message, EventType<E> type) throws JMSException {
+    private <E extends DeliveredEvent> DeliveryResult consume(Message message, EventType<E> type, DeliverySpan span)
+            throws JMSException {
         try {
-            return consume(type.read(message), type, MessageProperties.firstSent(message));
+            E event = type.read(message);
+            span.event(event, type.kind());
+            return consume(event, type, MessageProperties.firstSent(message));
         } catch (RejectedMessage rejected) {
             return DeliveryResult.MovedAside.rejected(rejected.rejection());
         } catch (NotYetApplicable notYet) {
@@ -125,10 +137,11 @@ public class Delivery {
      * broker's own cap), and this one acknowledged: no session rolled back, no broker delivery attempt spent, and a
      * crash between the two only sends the same copy again, which the broker drops (DeadLetters#deferred).
      */
-    private void deferAgain(Message message, NotYetApplicable notYet) throws JMSException {
+    private void deferAgain(Message message, NotYetApplicable notYet, DeliverySpan span) throws JMSException {
         int delivered = deliveries(message);
         Duration delay = Duration.ofSeconds(Math.min(1L << Math.min(delivered - 1, 20), longestDeferral));
         deadLetters.deferred(message, delay, delivered);
+        span.deferred(delivered, delay);
         LOG.log(Level.INFO, "Message {0} not applicable yet ({1}), delivered again in {2} s", new Object[] {
             MessageProperties.describe(message), notYet.getMessage(), delay.toSeconds()
         });

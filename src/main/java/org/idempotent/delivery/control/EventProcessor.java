@@ -18,6 +18,7 @@ import org.idempotent.delivery.entity.Outcome;
 import org.idempotent.delivery.entity.ProcessedEvent;
 import org.idempotent.delivery.entity.RejectedMessage;
 import org.idempotent.schema.boundary.SchemaMigration;
+import org.idempotent.telemetry.Tracing;
 
 /**
  * Applies one event of any kind exactly once, in one local transaction on the non-XA PostgreSQL pool: its dedup record
@@ -38,6 +39,9 @@ public class EventProcessor {
     /** The partitioned table's guard across days (V8__processed_events_by_week.sql): true if the ID is new. */
     static final String CLAIM = "SELECT processed_event_claim(CAST(?1 AS uuid))";
 
+    /** The dedup insert's span, a child of the delivery's. */
+    static final String RECORD_SPAN = "INSERT processed_events";
+
     static final String RELEASED_SINCE =
             "SELECT count(r) FROM ReleasedEvent r WHERE r.eventId = :eventId AND r.releasedAt > :since";
 
@@ -50,6 +54,9 @@ public class EventProcessor {
     @Inject
     SchemaMigration schema;
 
+    @Inject
+    Tracing tracing;
+
     /** Read once: the layout changes only by a conversion, with the consumers stopped. */
     private volatile Boolean dedupByWeek;
 
@@ -60,11 +67,11 @@ public class EventProcessor {
     @Transactional(TxType.REQUIRES_NEW)
     public <E extends DeliveredEvent> Outcome apply(E event, EventType<E> type) {
         try {
-            if (!record(event, type.kind())) {
+            if (!tracing.statement(RECORD_SPAN, "INSERT", "processed_events", () -> recorded(event, type.kind()))) {
                 transaction.setRollbackOnly();
                 return Outcome.DUPLICATE;
             }
-            Outcome outcome = type.apply(event);
+            Outcome outcome = tracing.statement("apply " + type.kind(), "WITH", type.kind(), () -> type.apply(event));
             if (outcome != Outcome.APPLIED && outcome != Outcome.ALREADY_APPLIED) {
                 throw new IllegalStateException(type.kind() + "'s applier answered " + outcome);
             }
@@ -76,6 +83,18 @@ public class EventProcessor {
                 return Outcome.DUPLICATE;
             }
             // Refused or transient: the delivery's breaker sorts it (DatabaseFailure) and counts it as the database's.
+            throw e;
+        }
+    }
+
+    /** False for a duplicate: the dedup insert's unique key refused it, an answer, not the statement's failure. */
+    private boolean recorded(DeliveredEvent event, String kind) {
+        try {
+            return record(event, kind);
+        } catch (PersistenceException e) {
+            if (DatabaseFailure.of(e).isDedupKey()) {
+                return false;
+            }
             throw e;
         }
     }

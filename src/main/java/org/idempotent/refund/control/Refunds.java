@@ -1,6 +1,7 @@
 package org.idempotent.refund.control;
 
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
 import jakarta.jms.JMSException;
 import jakarta.jms.Message;
 import jakarta.persistence.EntityManager;
@@ -13,6 +14,8 @@ import org.idempotent.delivery.entity.RejectedMessage;
 import org.idempotent.delivery.entity.Rejection;
 import org.idempotent.refund.entity.RefundEvent;
 import org.idempotent.refund.entity.RefundRejection;
+import org.idempotent.telemetry.TraceContext;
+import org.idempotent.telemetry.Tracing;
 
 /**
  * Refunds as an event type: the contract ({@link RefundMessageParser}) and the refund's SQL, in the transaction of its
@@ -42,8 +45,8 @@ public class Refunds implements EventType<RefundEvent> {
      * balance: negative.
      */
     static final String GUARDED_REFUND = """
-            WITH refund (event_id, payment_event_id, amount_cents) AS (
-                VALUES (CAST(?1 AS uuid), CAST(?2 AS uuid), CAST(?3 AS bigint))),
+            WITH refund (event_id, payment_event_id, amount_cents, trace_parent, trace_state) AS (
+                VALUES (CAST(?1 AS uuid), CAST(?2 AS uuid), CAST(?3 AS bigint), CAST(?4 AS text), CAST(?5 AS text))),
             recorded AS (
                 INSERT INTO refunds (event_id, payment_event_id, amount_cents)
                 SELECT event_id, payment_event_id, amount_cents FROM refund
@@ -65,12 +68,16 @@ public class Refunds implements EventType<RefundEvent> {
                  WHERE a.id = refunded.account_id
                 RETURNING a.id, a.balance_cents, a.sequence, refunded.event_id, refunded.amount_cents)
             INSERT INTO payment_announcements (event_id, account_id, amount_cents, balance_cents, account_sequence,
-                                               applied_at, kind)
-            SELECT event_id, id, -amount_cents, balance_cents, sequence, clock_timestamp(), 'refund'
-              FROM applied""";
+                                               applied_at, kind, trace_parent, trace_state)
+            SELECT applied.event_id, id, -applied.amount_cents, balance_cents, sequence, clock_timestamp(), 'refund',
+                   refund.trace_parent, refund.trace_state
+              FROM applied, refund""";
 
     @PersistenceContext
     EntityManager em;
+
+    @Inject
+    Tracing tracing;
 
     @Override
     public String kind() {
@@ -111,10 +118,13 @@ public class Refunds implements EventType<RefundEvent> {
                             + refund.paymentEventId() + ": " + amount + " cents paid, " + refunded
                             + " refunded already");
         }
+        TraceContext trace = tracing.current();
         int applied = em.createNativeQuery(GUARDED_REFUND)
                 .setParameter(1, refund.eventId())
                 .setParameter(2, refund.paymentEventId())
                 .setParameter(3, refund.amountCents())
+                .setParameter(4, trace.traceparent())
+                .setParameter(5, trace.tracestate())
                 .executeUpdate();
         return applied == 1 ? Outcome.APPLIED : Outcome.ALREADY_APPLIED;
     }

@@ -30,6 +30,7 @@ import org.idempotent.delivery.entity.Rejection;
 import org.idempotent.payment.control.Payments;
 import org.idempotent.payment.entity.PaymentEvent;
 import org.idempotent.retention.control.RetentionSettings;
+import org.idempotent.telemetry.Tracing;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -59,6 +60,7 @@ class DeliveryTest {
         delivery.longestDeferral = 300;
         delivery.processor = database;
         delivery.horizon = new DedupHorizon();
+        delivery.tracing = new Tracing();
         delivery.horizon.retention = new RetentionSettings() {
             @Override
             public Duration window() {
