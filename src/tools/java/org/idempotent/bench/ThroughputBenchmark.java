@@ -20,6 +20,7 @@ import org.idempotent.loadgen.MessageSet;
 import org.idempotent.loadgen.Options;
 import org.idempotent.stack.Build;
 import org.idempotent.stack.FreePort;
+import org.idempotent.stack.OtlpReceiver;
 import org.idempotent.stack.PayaraMicroProcess;
 import org.idempotent.stack.PostgresCluster;
 import org.idempotent.stack.Settings;
@@ -61,6 +62,9 @@ public final class ThroughputBenchmark {
      * java binary, war:PATH deploys that WAR (the product as it was before a change, say).
      */
     static final String COMPARED = "compared: ";
+    /** In a --compare variant's options: tracing on, every trace recorded and exported over OTLP/HTTP. */
+    static final String TRACED = "traced";
+
     /** The product's work without the application server (BareConsumer), printed as a compared variant. */
     static final String BARE = COMPARED + "bare consumer";
 
@@ -70,7 +74,7 @@ public final class ThroughputBenchmark {
 
     private static final String USAGE = "--messages N --duplicates F --accounts N --seed N --concurrency 1,2,4,8,16"
             + " --big-rows N --skip-big --only db,container,bare,dedup-off,outbox-off,latency,fresh-broker,big"
-            + " --heaps 256m,512m --compare \"label=-XX:... java:/path/bin/java war:/path.war cds micro:--option|label=...\""
+            + " --heaps 256m,512m --compare \"label=-XX:... java:/path/bin/java war:/path.war cds traced micro:--option|label=...\""
             + " --jfr N"
             + " --payara-jvm \"-XX:... -XX:...\" --paced-warmup PASSES --latency-of label,label (compared variants)"
             + " --repeat ROUNDS (of the product, dedup off, outbox off and the compared variants; medians)"
@@ -109,6 +113,7 @@ public final class ThroughputBenchmark {
     private final MessageSet messages;
     private final ContainerRuns runs;
     private final Report report = new Report();
+    private OtlpReceiver otlp;
 
     private ThroughputBenchmark(BenchStack stack, Options options) {
         this.stack = stack;
@@ -225,6 +230,10 @@ public final class ThroughputBenchmark {
             stack.restartBroker();
             report.addAll(runs.run(FRESH_BROKER, best, Build.WAR, messages, 0, List.of(), false));
         }
+        if (otlp != null) {
+            System.out.printf("Tracing: %,d spans received over OTLP/HTTP from the traced variants%n", otlp.received());
+            otlp.close();
+        }
         report.memory(runs.peakHeapMib(), runs.peakRssMib(), options.get("payara-jvm", "defaults"));
         report.write(OUT);
         runs.summarizeProfile();
@@ -308,6 +317,8 @@ public final class ThroughputBenchmark {
                     .findFirst()
                     .orElse(Build.WAR);
             tokens.removeIf(token -> token.startsWith("war:"));
+            tokens.replaceAll(
+                    token -> token.equals(TRACED) ? "-Dotel.exporter.otlp.endpoint=" + otlp().endpoint() : token);
             variants.put(COMPARED + label, new Variant(war, tokens));
             report.compared(COMPARED + label);
         }
@@ -319,6 +330,21 @@ public final class ThroughputBenchmark {
             report.baseline(COMPARED + label);
         }
         return variants;
+    }
+
+    /**
+     * The receiver the {@code traced} variants export to, started with the first: every span Payara makes crosses
+     * loopback as it would to a collector, and is counted, not kept.
+     */
+    private OtlpReceiver otlp() {
+        if (otlp == null) {
+            try {
+                otlp = OtlpReceiver.counting();
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+        return otlp;
     }
 
     private static List<String> jvmOf(Map<String, Variant> variants, String label) {

@@ -65,6 +65,11 @@ public final class LoadGenerator {
                 settings.brokerUrl(),
                 expected.size(),
                 seed);
+        MessageSet.Event first = messages.distinct().get(0);
+        System.out.printf(
+                "Every message carries a traceparent whose trace ID is its event ID without dashes: with tracing on,"
+                        + " event %s (account %s) is trace %s%n",
+                first.id(), first.account(), Traffic.traceId(first.id()));
         long start = System.nanoTime();
         Traffic traffic =
                 Traffic.start(settings, messages.items(), options.getInt("threads", 4), options.getInt("batch", 100));

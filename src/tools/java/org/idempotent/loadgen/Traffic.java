@@ -3,9 +3,11 @@ package org.idempotent.loadgen;
 import jakarta.jms.JMSException;
 import jakarta.jms.Message;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.idempotent.loadgen.MessageSet.Item;
 import org.idempotent.stack.Settings;
@@ -17,6 +19,9 @@ import org.idempotent.stack.Settings;
  * before its payment is applied when a fault sends the payment back to the queue.
  */
 public final class Traffic {
+
+    /** W3C Trace Context's message property. */
+    public static final String TRACEPARENT = "traceparent";
 
     /** The property that identifies a malformed message, to match the dead-letter queue against what was sent. */
     public static final String PROBE = "probe";
@@ -103,11 +108,33 @@ public final class Traffic {
     }
 
     private static Message message(PaymentProducer producer, Item item) throws JMSException {
+        Message message;
         if (item.event() != null) {
-            return producer.session().createTextMessage(item.event().json());
+            message = producer.session().createTextMessage(item.event().json());
+        } else {
+            message = item.poison().create(producer.session(), item.probe());
+            message.setStringProperty(PROBE, item.probe().toString());
         }
-        Message poison = item.poison().create(producer.session(), item.probe());
-        poison.setStringProperty(PROBE, item.probe().toString());
-        return poison;
+        message.setStringProperty(
+                TRACEPARENT, traceparent(item.event() != null ? item.event().id() : item.probe()));
+        return message;
+    }
+
+    /**
+     * A traced producer's W3C traceparent: the trace ID is the event's ID (a poison message's probe) without its dashes,
+     * so that a user finds a payment's trace by its ID; each send a span of its own, sampled. What a producer with an
+     * OpenTelemetry SDK would send, without one.
+     */
+    public static String traceparent(UUID id) {
+        long span;
+        do {
+            span = ThreadLocalRandom.current().nextLong();
+        } while (span == 0);
+        return "00-" + traceId(id) + "-" + String.format("%016x", span) + "-01";
+    }
+
+    /** The trace of an event sent by this traffic. */
+    public static String traceId(UUID id) {
+        return id.toString().replace("-", "");
     }
 }
