@@ -51,32 +51,6 @@ public record AnnouncementMessage(
         requireNonNull(trace, "trace");
     }
 
-    /** A row written without a trace context. */
-    public AnnouncementMessage(
-            long rowId,
-            UUID eventId,
-            String accountId,
-            long amountCents,
-            long balanceCents,
-            long sequence,
-            Instant appliedAt,
-            int generation,
-            int sendAttempts,
-            String kind) {
-        this(
-                rowId,
-                eventId,
-                accountId,
-                amountCents,
-                balanceCents,
-                sequence,
-                appliedAt,
-                generation,
-                sendAttempts,
-                kind,
-                TraceContext.NONE);
-    }
-
     /**
      * The same on every publication of one row (a resend after a crash is dropped), new for a re-announcement and for
      * any other application of the event. Not the row's identity: identities start again in a recreated or restored

@@ -7,6 +7,7 @@ import jakarta.json.JsonObject;
 import java.io.StringReader;
 import java.time.Instant;
 import java.util.UUID;
+import org.idempotent.telemetry.TraceContext;
 import org.junit.jupiter.api.Test;
 
 class AnnouncementMessageTest {
@@ -16,12 +17,12 @@ class AnnouncementMessageTest {
 
     @Test
     void aResendOfTheSameRowCarriesTheSameDuplicateIdAndAReannouncementANewOne() {
-        AnnouncementMessage first =
-                new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1, "payment");
-        AnnouncementMessage resend =
-                new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 2, "payment");
-        AnnouncementMessage reannounced =
-                new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 1, 3, "payment");
+        AnnouncementMessage first = new AnnouncementMessage(
+                7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1, "payment", TraceContext.NONE);
+        AnnouncementMessage resend = new AnnouncementMessage(
+                7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 2, "payment", TraceContext.NONE);
+        AnnouncementMessage reannounced = new AnnouncementMessage(
+                7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 1, 3, "payment", TraceContext.NONE);
 
         assertThat(resend.duplicateId()).isEqualTo(first.duplicateId());
         assertThat(reannounced.duplicateId()).isNotEqualTo(first.duplicateId());
@@ -32,10 +33,10 @@ class AnnouncementMessageTest {
     /** Row identities start again in a recreated or restored database: the broker must not take a new row for an old. */
     @Test
     void anotherEventUnderAnIdentityUsedBeforeIsNotADuplicate() {
-        AnnouncementMessage before =
-                new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1, "payment");
-        AnnouncementMessage afterRestore =
-                new AnnouncementMessage(7, UUID.randomUUID(), "acct-42", 1250, 1250, 1, APPLIED, 0, 1, "payment");
+        AnnouncementMessage before = new AnnouncementMessage(
+                7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1, "payment", TraceContext.NONE);
+        AnnouncementMessage afterRestore = new AnnouncementMessage(
+                7, UUID.randomUUID(), "acct-42", 1250, 1250, 1, APPLIED, 0, 1, "payment", TraceContext.NONE);
 
         assertThat(afterRestore.duplicateId()).isNotEqualTo(before.duplicateId());
     }
@@ -43,18 +44,29 @@ class AnnouncementMessageTest {
     /** After a restore, or a database rebuilt and the events replayed: the same event and sequence, applied anew. */
     @Test
     void theSameEventAppliedAgainLaterIsNotADuplicate() {
-        AnnouncementMessage before =
-                new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1, "payment");
+        AnnouncementMessage before = new AnnouncementMessage(
+                7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1, "payment", TraceContext.NONE);
         AnnouncementMessage again = new AnnouncementMessage(
-                3, EVENT, "acct-42", 1250, 98750, 17, APPLIED.plusMillis(86_400_000), 0, 1, "payment");
+                3,
+                EVENT,
+                "acct-42",
+                1250,
+                98750,
+                17,
+                APPLIED.plusMillis(86_400_000),
+                0,
+                1,
+                "payment",
+                TraceContext.NONE);
 
         assertThat(again.duplicateId()).isNotEqualTo(before.duplicateId());
     }
 
     @Test
     void theBodyIsTheContractsJson() {
-        JsonObject body = Json.createReader(new StringReader(
-                        new AnnouncementMessage(7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1, "payment").json()))
+        JsonObject body = Json.createReader(new StringReader(new AnnouncementMessage(
+                                7, EVENT, "acct-42", 1250, 98750, 17, APPLIED, 0, 1, "payment", TraceContext.NONE)
+                        .json()))
                 .readObject();
 
         assertThat(body.getString("eventId")).isEqualTo(EVENT.toString());
@@ -63,7 +75,7 @@ class AnnouncementMessageTest {
         assertThat(body.getJsonNumber("balanceCents").longValueExact()).isEqualTo(98750);
         assertThat(body.getJsonNumber("sequence").longValueExact()).isEqualTo(17);
         assertThat(body.getString("appliedAt")).isEqualTo("2026-12-01T08:15:30.252814Z");
-        assertThat(body.getString("kind")).isEqualTo("payment");
+        assertThat(body.getString("kind")).isEqualTo("payment", TraceContext.NONE);
         assertThat(body.keySet()).hasSize(7);
     }
 }
