@@ -22,6 +22,7 @@ import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.management.ObjectName;
+import org.assertj.core.api.SoftAssertions;
 import org.idempotent.announcement.control.Relay;
 import org.idempotent.fixtures.Ledger;
 import org.idempotent.fixtures.PrometheusServer;
@@ -208,16 +209,19 @@ class OperationsIT {
     void everyDashboardQueryAndEveryRulesSelectorReturnsASeriesAfterTheLoad() throws Exception {
         Map<String, String> queries = PrometheusServer.dashboardQueries();
         assertThat(queries).hasSizeGreaterThan(20);
-        queries.forEach((panel, expression) -> assertThat(prometheus.query(expression))
+        // Every empty one named, not only the first.
+        SoftAssertions empty = new SoftAssertions();
+        queries.forEach((panel, expression) -> empty.assertThat(prometheus.query(expression))
                 .as("%s: %s", panel, expression)
                 .isNotEmpty());
         PrometheusServer.ruleExpressions().forEach((rule, expression) -> {
             for (String selector : PrometheusServer.selectors(expression)) {
-                assertThat(prometheus.query(selector))
+                empty.assertThat(prometheus.query(selector))
                         .as("%s: %s", rule, selector)
                         .isNotEmpty();
             }
         });
+        empty.assertAll();
     }
 
     @Test
