@@ -16,6 +16,7 @@ import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.idempotent.fixtures.PrometheusServer;
 import org.idempotent.stack.Build;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.Test;
@@ -390,6 +391,10 @@ class DockerFilesIT {
         }
 
         assertThat(targets).containsExactly("payment-consumer:8080", "broker:9404");
+        // Mounted beside the configuration: the shipped rules, under their own name.
+        assertThat((List<String>) prometheus.get("rule_files"))
+                .containsExactly(PrometheusServer.RULES.getFileName().toString());
+        assertThat(PrometheusServer.RULES).exists();
         for (String target : targets) {
             String[] hostPort = target.split(":");
             assertThat((List<String>) service(hostPort[0]).get("ports"))

@@ -5,6 +5,7 @@ import jakarta.annotation.Resource;
 import jakarta.ejb.Lock;
 import jakarta.ejb.LockType;
 import jakarta.ejb.Singleton;
+import jakarta.ejb.Startup;
 import jakarta.ejb.TransactionManagement;
 import jakarta.ejb.TransactionManagementType;
 import jakarta.inject.Inject;
@@ -36,8 +37,12 @@ import org.idempotent.schema.boundary.SchemaMigration;
  * no long lock stalls the consumers; under a PostgreSQL advisory lock, so that one instance purges at a time however
  * many share the database ({@link AdvisoryLock}, {@link BatchedDelete}). The configuration is read, and checked, on
  * every run.
+ *
+ * <p>Created at deployment ({@code @Startup}), not at the timer's first call, so that its metrics are exported from the
+ * start: a dashboard and the overdue alert read {@code retention_last_success_timestamp_seconds} as 0 until a purge.
  */
 @Singleton
+@Startup
 @Lock(LockType.READ)
 @TransactionManagement(TransactionManagementType.BEAN)
 public class Retention {
