@@ -19,6 +19,20 @@ class SettingsTest {
     }
 
     @Test
+    void theJdbcUrlNamesEachServerOncePrimaryFirst() {
+        Settings one = Settings.fromEnvironment()
+                .with("DB_HOST", "db-1")
+                .with("DB_PORT", "5432")
+                .with("DB_NAME", "payments");
+
+        assertThat(one.jdbcUrl()).isEqualTo("jdbc:postgresql://db-1:5432/payments?targetServerType=primary");
+        assertThat(one.with("DB_STANDBY_HOST", "db-2").jdbcUrl())
+                .isEqualTo("jdbc:postgresql://db-1:5432,db-2:5432/payments?targetServerType=primary");
+        assertThat(one.with("DB_STANDBY_PORT", "5433").jdbcUrl("postgres"))
+                .isEqualTo("jdbc:postgresql://db-1:5432,db-1:5433/postgres?targetServerType=primary");
+    }
+
+    @Test
     void anUnknownKeyIsRefusedNotIgnored() {
         assertThatThrownBy(() -> Settings.fromEnvironment().with("RETENTION_DAZE", "14"))
                 .hasMessageContaining("unknown setting RETENTION_DAZE");

@@ -13,8 +13,8 @@ import java.util.logging.Logger;
 /**
  * A class-data-sharing archive of Payara Micro with the product deployed, for the Payara Micro JVMs of the test run
  * (system property {@code stack.class.data.sharing}, set by pom.xml): the first instance of a build writes it when it
- * exits normally, every later one maps it instead of loading and verifying those classes again (measured: ready in
- * 8.6-8.8 s against 10.6-10.9 s, src/site/markdown/running.md).
+ * exits normally, every later one maps it instead of loading and verifying those classes again (measured on one test
+ * instance: ready in 8.6-8.8 s against 10.6-10.9 s).
  *
  * <p>The archive is named after this JDK's version and the Payara Micro jar's size and time, so a new JDK or a new
  * Payara Micro gets an archive of its own; a class that changed since (a rebuilt WAR) fails the JVM's own check and is

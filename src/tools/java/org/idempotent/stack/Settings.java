@@ -104,10 +104,15 @@ public final class Settings {
         return jdbcUrl(get("DB_NAME"));
     }
 
-    /** Both servers of a primary/standby pair (one server twice without one): the connection goes to the primary. */
+    /**
+     * The primary, then its standby when there is one (a standby that is the primary itself, as with one server, is not
+     * listed again): the connection goes to whichever takes writes.
+     */
     public String jdbcUrl(String database) {
-        return "jdbc:postgresql://" + get("DB_HOST") + ":" + get("DB_PORT") + "," + get("DB_STANDBY_HOST") + ":"
-                + get("DB_STANDBY_PORT") + "/" + database + "?targetServerType=primary";
+        String primary = get("DB_HOST") + ":" + get("DB_PORT");
+        String standby = get("DB_STANDBY_HOST") + ":" + get("DB_STANDBY_PORT");
+        String servers = standby.equals(primary) ? primary : primary + "," + standby;
+        return "jdbc:postgresql://" + servers + "/" + database + "?targetServerType=primary";
     }
 
     public String brokerUrl() {
