@@ -2,6 +2,7 @@ package org.idempotent.bench;
 
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -42,6 +43,8 @@ final class BenchStack implements AutoCloseable {
     private AnnouncementClock announcements;
     /** Whether each pass prints the statements it ran ({@link StatementCounts}, --statements). */
     private boolean countsStatements;
+    /** Whether each pass counts the relay's passes ({@link RelayPasses}, --relay-passes). */
+    private boolean countsRelayPasses;
 
     private BenchStack(Settings settings, PostgresCluster postgres, Path brokerGcLog) throws Exception {
         this.settings = settings;
@@ -58,9 +61,53 @@ final class BenchStack implements AutoCloseable {
         countsStatements = true;
     }
 
+    void countRelayPasses() {
+        countsRelayPasses = true;
+    }
+
     /** The statements so far, if this run counts them; null otherwise. */
     StatementCounts.Snapshot statements() throws SQLException {
         return countsStatements ? StatementCounts.take(settings) : null;
+    }
+
+    /** The statements' calls and times so far, if this run counts the relay's passes; null otherwise. */
+    RelayPasses.Snapshot relayPasses() throws SQLException {
+        return countsRelayPasses ? RelayPasses.take(settings) : null;
+    }
+
+    /**
+     * Autovacuum on or off for the whole cluster (ALTER SYSTEM, then a reload), as the superuser; returns once a new
+     * session sees the setting. The benchmark's own cluster only: the machine's is never touched.
+     */
+    void autovacuum(boolean on) throws Exception {
+        try (Connection db = DriverManager.getConnection(settings.jdbcUrl("postgres"), PostgresCluster.SUPERUSER, "");
+                Statement sql = db.createStatement()) {
+            // RESET, not SET on: the cluster's own setting (PostgreSQL's default) comes back.
+            sql.execute(on ? "ALTER SYSTEM RESET autovacuum" : "ALTER SYSTEM SET autovacuum = off");
+            sql.execute("SELECT pg_reload_conf()");
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!autovacuumSetting().equals(on ? "on" : "off")) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("autovacuum still " + autovacuumSetting() + " 10 s after the reload");
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /** What a new session sees: "on" or "off". */
+    String autovacuumSetting() throws SQLException {
+        try (Connection db = Database.connect(settings);
+                Statement sql = db.createStatement();
+                ResultSet row = sql.executeQuery("SHOW autovacuum")) {
+            row.next();
+            return row.getString(1);
+        }
+    }
+
+    /** Autovacuum's analyses of this database's tables since it was made (PostgreSQL's running count). */
+    long analyses() throws SQLException {
+        return count("SELECT coalesce(sum(autoanalyze_count), 0) FROM pg_stat_user_tables");
     }
 
     BrokerProcess broker() {
@@ -101,7 +148,7 @@ final class BenchStack implements AutoCloseable {
     void freshSchema(String version) throws SQLException {
         Database.recreate(settings);
         Database.migrate(settings, "classpath:db/migration", version);
-        if (countsStatements) {
+        if (countsStatements || countsRelayPasses) {
             StatementCounts.install(settings);
         }
     }
@@ -145,10 +192,16 @@ final class BenchStack implements AutoCloseable {
                 Statement sql = db.createStatement();
                 PreparedStatement delete =
                         db.prepareStatement("DELETE FROM processed_events WHERE processed_at >= ?")) {
-            // An older WAR's schema may have no outbox.
+            // An older WAR's schema may have no outbox and no ledgers; only the peer's has Camel's repository.
             sql.execute("TRUNCATE accounts");
             sql.execute("DO $$ BEGIN IF to_regclass('payment_announcements') IS NOT NULL THEN"
                     + " TRUNCATE payment_announcements; END IF; END $$");
+            // The payments ledger too: kept, the next pass's payments would meet their rows (ON CONFLICT DO NOTHING)
+            // instead of writing them as the first pass did.
+            sql.execute("DO $$ BEGIN IF to_regclass('payments') IS NOT NULL THEN"
+                    + " TRUNCATE payments, refunds; END IF; END $$");
+            sql.execute("DO $$ BEGIN IF to_regclass('camel_messageprocessed') IS NOT NULL THEN"
+                    + " TRUNCATE camel_messageprocessed; END IF; END $$");
             delete.setObject(1, since.atOffset(ZoneOffset.UTC));
             delete.executeUpdate();
         }

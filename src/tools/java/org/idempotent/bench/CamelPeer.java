@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.sql.ResultSet;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -91,6 +92,16 @@ public final class CamelPeer {
             this.label = label;
             this.transacted = transacted;
             this.publishes = publishes;
+        }
+
+        /** The variant a pass of the benchmark belongs to, by its name (a cold pass's too), if it is the peer's. */
+        static Optional<Variant> of(String pass) {
+            for (Variant variant : values()) {
+                if (pass.equals(variant.label) || pass.startsWith(variant.label + ",")) {
+                    return Optional.of(variant);
+                }
+            }
+            return Optional.empty();
         }
     }
 

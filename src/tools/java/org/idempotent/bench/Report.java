@@ -21,6 +21,8 @@ final class Report {
     private final List<Result> results = new ArrayList<>();
     /** The --compare variants' names, in order. */
     private final List<String> compared = new ArrayList<>();
+    /** The Camel peer's variants ({@link CamelPeer}), in order. */
+    private final List<String> peers = new ArrayList<>();
 
     /** The product's paced passes first, then those of the compared variants that had them. */
     private final List<PacedLatency.Measured> latencies = new ArrayList<>();
@@ -45,6 +47,10 @@ final class Report {
 
     void compared(String label) {
         compared.add(label);
+    }
+
+    void peer(String label) {
+        peers.add(label);
     }
 
     void latency(PacedLatency.Measured measured) {
@@ -85,6 +91,9 @@ final class Report {
 
     void write(Path out) throws IOException {
         Files.createDirectories(out);
+        printPeers();
+        printWithoutStatistics();
+        printRelayPasses();
         StringBuilder csv = new StringBuilder(
                 "variant,concurrency,messages,seconds,messages_per_second,check,seconds_from_jvm_start\n");
         System.out.printf("%n%-40s %5s %12s%n", "variant", "N", "messages/s");
@@ -122,6 +131,117 @@ final class Report {
         }
         Chart.write(results, out.resolve("throughput.png"));
         System.out.println("\nWrote " + out.resolve("throughput.csv") + " and " + out.resolve("throughput.png"));
+    }
+
+    /**
+     * First in the summary: the product against each variant of the Camel peer at the product's best concurrency, cold
+     * and warm, medians over the rounds (each variant's median pass by rate; CPU per message the median of its passes).
+     */
+    private void printPeers() {
+        if (peers.isEmpty() || !has("product")) {
+            return;
+        }
+        int n = best("product").concurrency();
+        long rounds = results.stream()
+                .filter(r -> r.variant().equals("product") && r.concurrency() == n)
+                .count();
+        System.out.printf(
+                Locale.ROOT,
+                "%nPeer comparison: the product against an Apache Camel 4 route doing its work (N=%d, medians of %d"
+                        + " rounds; CPU per message: the consumer's JVM + broker + PostgreSQL, ms)%n",
+                n,
+                rounds);
+        System.out.printf(
+                Locale.ROOT,
+                "  %-28s %12s %12s %12s %12s%n",
+                "",
+                "msg/s cold",
+                "CPU/msg cold",
+                "msg/s warm",
+                "CPU/msg warm");
+        List<String> rows = new ArrayList<>(List.of("product"));
+        rows.addAll(peers);
+        for (String variant : rows) {
+            if (!has(variant)) {
+                continue;
+            }
+            System.out.printf(
+                    Locale.ROOT,
+                    "  %-28s %12.0f %12.2f %12.0f %12.2f%n",
+                    variant,
+                    rateAt(variant + Result.COLD, n),
+                    cpuAt(variant + Result.COLD, n),
+                    rateAt(variant, n),
+                    cpuAt(variant, n));
+        }
+        System.out.println("  product / peer (msg/s above 1: the product is faster; CPU per message below 1: it spends"
+                + " less)");
+        for (String peer : peers) {
+            if (!has(peer)) {
+                continue;
+            }
+            System.out.printf(
+                    Locale.ROOT,
+                    "  %-28s msg/s %5.2f cold, %5.2f warm; CPU per message %5.2f cold, %5.2f warm%n",
+                    "/ " + peer,
+                    rateAt("product" + Result.COLD, n) / rateAt(peer + Result.COLD, n),
+                    rateAt("product", n) / rateAt(peer, n),
+                    cpuAt("product" + Result.COLD, n) / cpuAt(peer + Result.COLD, n),
+                    cpuAt("product", n) / cpuAt(peer, n));
+        }
+    }
+
+    /** The product on tables without statistics against its own runs (autovacuum on), medians, cold and warm. */
+    private void printWithoutStatistics() {
+        String none = ThroughputBenchmark.NO_STATS;
+        if (!has(none) || !has("product")) {
+            return;
+        }
+        int n = best("product").concurrency(); // every variant of the rounds runs at it
+        System.out.printf(
+                Locale.ROOT,
+                "%nTables without statistics (autovacuum off, a fresh database) / the product's own (autovacuum on):"
+                        + "%n  %-44s %5.2f (%.2f / %.2f ms), msg/s %.2f%n  %-44s %5.2f (%.2f / %.2f ms), msg/s %.2f%n",
+                "cold start: CPU per message",
+                cpuAt(none + Result.COLD, n) / cpuAt("product" + Result.COLD, n),
+                cpuAt(none + Result.COLD, n),
+                cpuAt("product" + Result.COLD, n),
+                rateAt(none + Result.COLD, n) / rateAt("product" + Result.COLD, n),
+                "warm: CPU per message",
+                cpuAt(none, n) / cpuAt("product", n),
+                cpuAt(none, n),
+                cpuAt("product", n),
+                rateAt(none, n) / rateAt("product", n));
+    }
+
+    /** The relay's passes (--relay-passes), medians over each variant's passes that counted them. */
+    private void printRelayPasses() {
+        List<String> counted = results.stream()
+                .filter(r -> r.relay() != null && r.relay().passes() > 0)
+                .map(Result::variant)
+                .distinct()
+                .toList();
+        if (counted.isEmpty()) {
+            return;
+        }
+        System.out.printf("%nRelay passes (medians): per message; per pass, the relay's statements' execution time"
+                + " (pg_stat_statements) and PostgreSQL's CPU in the pass / passes, ms%n");
+        for (String variant : counted) {
+            List<RelayPasses.Passes> passes = results.stream()
+                    .filter(r -> r.variant().equals(variant)
+                            && r.relay() != null
+                            && r.relay().passes() > 0)
+                    .map(Result::relay)
+                    .toList();
+            System.out.printf(
+                    Locale.ROOT,
+                    "  %-40s %8.4f per message %8.3f ms statements %8.2f ms PostgreSQL CPU (%d measured passes)%n",
+                    variant,
+                    median(passes.stream().mapToDouble(RelayPasses.Passes::perMessage)),
+                    median(passes.stream().mapToDouble(RelayPasses.Passes::statementMillisPerPass)),
+                    median(passes.stream().mapToDouble(RelayPasses.Passes::postgresCpuMillisPerPass)),
+                    passes.size());
+        }
     }
 
     /** Cold start against warm, in the same run: the figures an operator meets after a deploy or a restart. */

@@ -63,19 +63,25 @@ public final class ThroughputBenchmark {
     static final String COMPARED = "compared: ";
     /** The product's work without the application server (BareConsumer), printed as a compared variant. */
     static final String BARE = COMPARED + "bare consumer";
+    /**
+     * The product on tables without statistics: a fresh database with autovacuum off for the whole run (as in a fresh
+     * install's first minutes, or on a new day's partition), against the product's own runs with autovacuum on.
+     */
+    static final String NO_STATS = "product, no statistics";
 
     private static final Path OUT = Path.of("target", "bench");
     /** Flyway logs every migration at INFO, once per run here; kept referenced so the level sticks. */
     private static final java.util.logging.Logger FLYWAY = java.util.logging.Logger.getLogger("org.flywaydb");
 
     private static final String USAGE = "--messages N --duplicates F --accounts N --seed N --concurrency 1,2,4,8,16"
-            + " --big-rows N --skip-big --only db,container,bare,dedup-off,outbox-off,latency,fresh-broker,big"
+            + " --big-rows N --skip-big --only db,container,bare,camel,no-stats,dedup-off,outbox-off,latency,fresh-broker,big"
             + " --heaps 256m,512m --compare \"label=-XX:... java:/path/bin/java war:/path.war cds micro:--option|label=...\""
             + " --jfr N"
             + " --payara-jvm \"-XX:... -XX:...\" --paced-warmup PASSES --latency-of label,label (compared variants)"
             + " --repeat ROUNDS (of the product, dedup off, outbox off and the compared variants; medians)"
             + " --baseline label (the compared variant issue 28's CPU targets are against)"
             + " --statements (each pass prints the statements it ran per message; not for CPU figures)"
+            + " --relay-passes (each pass of the product counts its relay's passes; pg_stat_statements loaded)"
             + " --steady (the product, the bare consumer and the --duplicate-cost runs drain the set a third time)"
             + " --outbox-writes (each pass prints the outbox's row versions per payment; 11 s more per pass)"
             + " --duplicate-cost [product,label] (the product and the compared variants, or those named, without"
@@ -100,6 +106,7 @@ public final class ThroughputBenchmark {
             "repeat",
             "baseline",
             "statements",
+            "relay-passes",
             "steady",
             "outbox-writes",
             "duplicate-cost");
@@ -147,7 +154,7 @@ public final class ThroughputBenchmark {
         // A cluster of its own: commit timestamps on (the latency pass reads them), the machine's cluster untouched,
         // and PostgreSQL's CPU that of this cluster's processes alone.
         List<String> cluster = new ArrayList<>(List.of("track_commit_timestamp = on"));
-        if (options.has("statements")) {
+        if (options.has("statements") || options.has("relay-passes")) {
             cluster.add(StatementCounts.PRELOAD);
         }
         try (PostgresCluster postgres =
@@ -155,6 +162,9 @@ public final class ThroughputBenchmark {
                 BenchStack stack = BenchStack.start(postgres.serve(settings), postgres, OUT.resolve("broker-gc.log"))) {
             if (options.has("statements")) {
                 stack.countStatements();
+            }
+            if (options.has("relay-passes")) {
+                stack.countRelayPasses();
             }
             new ThroughputBenchmark(stack, options).run();
         }
@@ -170,6 +180,12 @@ public final class ThroughputBenchmark {
                 messages.distinct().size(),
                 messages.expectedBalances().size(),
                 options.get("seed", "42"));
+        // As production runs it: the peer's figures and the product's are taken with autovacuum at work.
+        String autovacuum = stack.autovacuumSetting();
+        System.out.printf("PostgreSQL (the benchmark's own cluster): autovacuum %s%n", autovacuum);
+        if (!autovacuum.equals("on")) {
+            throw new IllegalStateException("the benchmark's cluster must run with autovacuum on, as production does");
+        }
         Map<String, Variant> variants = variants();
         List<String> latencyOf = options.getList("latency-of", "").stream()
                 .filter(label -> !label.isBlank())
@@ -249,6 +265,22 @@ public final class ThroughputBenchmark {
         if (runs("bare")) {
             round.add(() -> runs.runBare(BARE, sessions, messages));
         }
+        if (runs("camel")) {
+            for (CamelPeer.Variant peer : CamelPeer.Variant.values()) {
+                round.add(() -> runs.runCamel(peer, sessions, messages));
+            }
+        }
+        if (runs("no-stats")) {
+            round.add(() -> {
+                // Off for this run only, and on again whatever happens: every other run is taken with it on.
+                stack.autovacuum(false);
+                try {
+                    return runs.run(NO_STATS, sessions, Build.WAR, messages, 0, List.of(), false);
+                } finally {
+                    stack.autovacuum(true);
+                }
+            });
+        }
         if (!duplicateCost.isEmpty()) {
             DuplicateCost cost = new DuplicateCost(
                     "bench-",
@@ -293,6 +325,11 @@ public final class ThroughputBenchmark {
         }
         if (runs("bare")) {
             report.compared(BARE);
+        }
+        if (runs("camel")) {
+            for (CamelPeer.Variant peer : CamelPeer.Variant.values()) {
+                report.peer(peer.label);
+            }
         }
         String compare = options.get("compare", "");
         for (String variant : compare.isBlank() ? new String[0] : compare.split("\\|")) {
