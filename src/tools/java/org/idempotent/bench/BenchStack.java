@@ -80,7 +80,7 @@ final class BenchStack implements AutoCloseable {
      * session sees the setting. The benchmark's own cluster only: the machine's is never touched.
      */
     void autovacuum(boolean on) throws Exception {
-        try (Connection db = DriverManager.getConnection(settings.jdbcUrl("postgres"), PostgresCluster.SUPERUSER, "");
+        try (Connection db = superuser();
                 Statement sql = db.createStatement()) {
             // RESET, not SET on: the cluster's own setting (PostgreSQL's default) comes back.
             sql.execute(on ? "ALTER SYSTEM RESET autovacuum" : "ALTER SYSTEM SET autovacuum = off");
@@ -97,12 +97,17 @@ final class BenchStack implements AutoCloseable {
 
     /** What a new session sees: "on" or "off". */
     String autovacuumSetting() throws SQLException {
-        try (Connection db = Database.connect(settings);
+        try (Connection db = superuser();
                 Statement sql = db.createStatement();
                 ResultSet row = sql.executeQuery("SHOW autovacuum")) {
             row.next();
             return row.getString(1);
         }
+    }
+
+    /** To the maintenance database as the cluster's superuser (trust authentication on the loopback). */
+    private Connection superuser() throws SQLException {
+        return DriverManager.getConnection(settings.jdbcUrl("postgres"), PostgresCluster.SUPERUSER, "");
     }
 
     /** Autovacuum's analyses of this database's tables since it was made (PostgreSQL's running count). */

@@ -279,6 +279,7 @@ final class ContainerRuns {
         RelayPasses.Snapshot relayAtFirst = null;
         RelayPasses.Passes relay = null;
         long analysesBefore = stack.analyses();
+        long analysesInPass = 0;
         double cpuMillis;
         long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
         while (true) {
@@ -339,7 +340,8 @@ final class ContainerRuns {
                 cpuMillis,
                 0,
                 outbox,
-                relay));
+                relay,
+                analysesInPass));
     }
 
     /** The consumer's JVM, as the CPU line names it. */

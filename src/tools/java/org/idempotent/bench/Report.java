@@ -212,6 +212,21 @@ final class Report {
                 cpuAt(none, n),
                 cpuAt("product", n),
                 rateAt(none, n) / rateAt("product", n));
+        // Whether the product's own passes had statistics: autovacuum analyses a new table at 50 rows and 10 % more
+        // changed, but only when its launcher visits the database (each minute), which a pass may end before.
+        System.out.printf(
+                "  autovacuum's analyses in each pass: product cold %s, warm %s; without statistics cold %s, warm %s%n",
+                analysesOf("product" + Result.COLD, n),
+                analysesOf("product", n),
+                analysesOf(none + Result.COLD, n),
+                analysesOf(none, n));
+    }
+
+    private List<Long> analysesOf(String variant, int n) {
+        return results.stream()
+                .filter(r -> r.variant().equals(variant) && r.concurrency() == n)
+                .map(Result::analyses)
+                .toList();
     }
 
     /** The relay's passes (--relay-passes), medians over each variant's passes that counted them. */

@@ -6,7 +6,8 @@ package org.idempotent.bench;
  * pass (the consumer's JVM, the broker and PostgreSQL; 0 if not measured); {@code toReady}: seconds from the start of
  * Payara's JVM to its first UP on /health/ready with the application's check in it, for a cold pass (0 otherwise);
  * {@code outbox}: the writes to the outbox and to the relay's position in the pass (--outbox-writes), else null;
- * {@code relay}: the outbox relay's passes in the pass (--relay-passes), else null.
+ * {@code relay}: the outbox relay's passes in the pass (--relay-passes), else null; {@code analyses}: autovacuum's
+ * analyses of the database's tables during the pass.
  */
 record Result(
         String variant,
@@ -18,7 +19,8 @@ record Result(
         double cpuMillis,
         double toReady,
         OutboxWrites.Writes outbox,
-        RelayPasses.Passes relay) {
+        RelayPasses.Passes relay,
+        long analyses) {
 
     /** Suffix of the variant names of the first pass of each container run. */
     static final String COLD = ", cold start";
@@ -28,7 +30,17 @@ record Result(
 
     Result ready(double seconds) {
         return new Result(
-                variant, concurrency, messages, this.seconds, check, fromJvmStart, cpuMillis, seconds, outbox, relay);
+                variant,
+                concurrency,
+                messages,
+                this.seconds,
+                check,
+                fromJvmStart,
+                cpuMillis,
+                seconds,
+                outbox,
+                relay,
+                analyses);
     }
 
     double rate() {
