@@ -397,6 +397,13 @@ final class Report {
         String label = variant.substring(ThroughputBenchmark.COMPARED.length());
         double warm = cpuAt("product", n) / cpuAt(variant, n);
         double cold = cpuAt("product" + Result.COLD, n) / cpuAt(variant + Result.COLD, n);
+        // Read as "no path slower than that WAR": the product's own rate over the compared one's, both passes.
+        System.out.printf(
+                Locale.ROOT,
+                "  %-44s %7.2f warm, %.2f cold%n",
+                "product / " + label + ", msg/s",
+                rateAt("product", n) / rateAt(variant, n),
+                rateAt("product" + Result.COLD, n) / rateAt(variant + Result.COLD, n));
         // The same passes as the "JVM start to last ack" line above prints: each variant's median cold pass.
         double toLast = resultAt("product" + Result.COLD, n).fromJvmStart();
         double itsToLast = resultAt(variant + Result.COLD, n).fromJvmStart();
