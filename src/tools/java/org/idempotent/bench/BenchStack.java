@@ -76,20 +76,25 @@ final class BenchStack implements AutoCloseable {
     }
 
     /**
-     * Autovacuum on or off for the whole cluster (ALTER SYSTEM, then a reload), as the superuser; returns once a new
-     * session sees the setting. The benchmark's own cluster only: the machine's is never touched.
+     * A setting of the whole cluster (ALTER SYSTEM, then a reload), as the superuser; {@code value} null resets it to
+     * the cluster's own (PostgreSQL's default). Returns once a new session shows {@code shown}. The benchmark's own
+     * cluster only: the machine's is never touched.
      */
-    void autovacuum(boolean on) throws Exception {
+    void clusterSetting(String name, String value, String shown) throws Exception {
+        if (!name.matches("[a-z_]+") || (value != null && !value.matches("[a-z0-9]+"))) {
+            throw new IllegalArgumentException("not a plain setting: " + name + " = " + value);
+        }
         try (Connection db = superuser();
                 Statement sql = db.createStatement()) {
-            // RESET, not SET on: the cluster's own setting (PostgreSQL's default) comes back.
-            sql.execute(on ? "ALTER SYSTEM RESET autovacuum" : "ALTER SYSTEM SET autovacuum = off");
+            // Checked above: ALTER SYSTEM takes no bind parameters.
+            sql.execute(
+                    value == null ? "ALTER SYSTEM RESET " + name : "ALTER SYSTEM SET " + name + " = '" + value + "'");
             sql.execute("SELECT pg_reload_conf()");
         }
         long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (!autovacuumSetting().equals(on ? "on" : "off")) {
+        while (!setting(name).equals(shown)) {
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("autovacuum still " + autovacuumSetting() + " 10 s after the reload");
+                throw new IllegalStateException(name + " still " + setting(name) + " 10 s after the reload");
             }
             Thread.sleep(50);
         }
@@ -97,11 +102,17 @@ final class BenchStack implements AutoCloseable {
 
     /** What a new session sees: "on" or "off". */
     String autovacuumSetting() throws SQLException {
+        return setting("autovacuum");
+    }
+
+    private String setting(String name) throws SQLException {
         try (Connection db = superuser();
-                Statement sql = db.createStatement();
-                ResultSet row = sql.executeQuery("SHOW autovacuum")) {
-            row.next();
-            return row.getString(1);
+                PreparedStatement query = db.prepareStatement("SELECT current_setting(?)")) {
+            query.setString(1, name);
+            try (ResultSet row = query.executeQuery()) {
+                row.next();
+                return row.getString(1);
+            }
         }
     }
 
