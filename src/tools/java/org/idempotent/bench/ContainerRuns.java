@@ -307,9 +307,10 @@ final class ContainerRuns {
                     relay = RelayPasses.passEnded(stack.settings, relayAtFirst, counted, cpuAtLast[2] - cpuAtFirst[2]);
                 }
                 long analyses = stack.analyses();
+                analysesInPass = analyses - analysesBefore;
                 System.out.printf(
                         "    Autovacuum: %d analyses of the database's tables in the pass (%d since it was made)%n",
-                        analyses - analysesBefore, analyses);
+                        analysesInPass, analyses);
                 if (profiled) {
                     profiledTo = Instant.now();
                     profiledMessages = counted;

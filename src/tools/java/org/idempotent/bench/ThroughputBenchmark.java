@@ -70,8 +70,9 @@ public final class ThroughputBenchmark {
     static final String NO_STATS = "product, no statistics";
     /**
      * Its counterpart: the product on a fresh database whose statistics autovacuum keeps fresh as its tables grow
-     * (autovacuum_naptime 1 s for the run, not the default minute): the product's own runs, on a database made a
-     * minute before, mostly end before autovacuum's launcher first visits it, so they have no statistics either.
+     * (autovacuum_naptime 1 s for the run, not the default minute): in the product's own runs, on a database made a
+     * minute before, autovacuum's launcher visits it once at most, early in the cold pass, so their statistics are
+     * those of small tables.
      */
     static final String FRESH_STATS = "product, fresh statistics";
 
