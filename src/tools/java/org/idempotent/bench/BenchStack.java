@@ -2,6 +2,7 @@ package org.idempotent.bench;
 
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -42,6 +43,8 @@ final class BenchStack implements AutoCloseable {
     private AnnouncementClock announcements;
     /** Whether each pass prints the statements it ran ({@link StatementCounts}, --statements). */
     private boolean countsStatements;
+    /** Whether each pass counts the relay's passes ({@link RelayPasses}, --relay-passes). */
+    private boolean countsRelayPasses;
 
     private BenchStack(Settings settings, PostgresCluster postgres, Path brokerGcLog) throws Exception {
         this.settings = settings;
@@ -58,9 +61,69 @@ final class BenchStack implements AutoCloseable {
         countsStatements = true;
     }
 
+    void countRelayPasses() {
+        countsRelayPasses = true;
+    }
+
     /** The statements so far, if this run counts them; null otherwise. */
     StatementCounts.Snapshot statements() throws SQLException {
         return countsStatements ? StatementCounts.take(settings) : null;
+    }
+
+    /** The statements' calls and times so far, if this run counts the relay's passes; null otherwise. */
+    RelayPasses.Snapshot relayPasses() throws SQLException {
+        return countsRelayPasses ? RelayPasses.take(settings) : null;
+    }
+
+    /**
+     * A setting of the whole cluster (ALTER SYSTEM, then a reload), as the superuser; {@code value} null resets it to
+     * the cluster's own (PostgreSQL's default). Returns once a new session shows {@code shown}. The benchmark's own
+     * cluster only: the machine's is never touched.
+     */
+    void clusterSetting(String name, String value, String shown) throws Exception {
+        if (!name.matches("[a-z_]+") || (value != null && !value.matches("[a-z0-9]+"))) {
+            throw new IllegalArgumentException("not a plain setting: " + name + " = " + value);
+        }
+        try (Connection db = superuser();
+                Statement sql = db.createStatement()) {
+            // Checked above: ALTER SYSTEM takes no bind parameters.
+            sql.execute(
+                    value == null ? "ALTER SYSTEM RESET " + name : "ALTER SYSTEM SET " + name + " = '" + value + "'");
+            sql.execute("SELECT pg_reload_conf()");
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!setting(name).equals(shown)) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException(name + " still " + setting(name) + " 10 s after the reload");
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    /** What a new session sees: "on" or "off". */
+    String autovacuumSetting() throws SQLException {
+        return setting("autovacuum");
+    }
+
+    private String setting(String name) throws SQLException {
+        try (Connection db = superuser();
+                PreparedStatement query = db.prepareStatement("SELECT current_setting(?)")) {
+            query.setString(1, name);
+            try (ResultSet row = query.executeQuery()) {
+                row.next();
+                return row.getString(1);
+            }
+        }
+    }
+
+    /** To the maintenance database as the cluster's superuser (trust authentication on the loopback). */
+    private Connection superuser() throws SQLException {
+        return DriverManager.getConnection(settings.jdbcUrl("postgres"), PostgresCluster.SUPERUSER, "");
+    }
+
+    /** Autovacuum's analyses of this database's tables since it was made (PostgreSQL's running count). */
+    long analyses() throws SQLException {
+        return count("SELECT coalesce(sum(autoanalyze_count), 0) FROM pg_stat_user_tables");
     }
 
     BrokerProcess broker() {
@@ -101,7 +164,7 @@ final class BenchStack implements AutoCloseable {
     void freshSchema(String version) throws SQLException {
         Database.recreate(settings);
         Database.migrate(settings, "classpath:db/migration", version);
-        if (countsStatements) {
+        if (countsStatements || countsRelayPasses) {
             StatementCounts.install(settings);
         }
     }
@@ -145,10 +208,16 @@ final class BenchStack implements AutoCloseable {
                 Statement sql = db.createStatement();
                 PreparedStatement delete =
                         db.prepareStatement("DELETE FROM processed_events WHERE processed_at >= ?")) {
-            // An older WAR's schema may have no outbox.
+            // An older WAR's schema may have no outbox and no ledgers; only the peer's has Camel's repository.
             sql.execute("TRUNCATE accounts");
             sql.execute("DO $$ BEGIN IF to_regclass('payment_announcements') IS NOT NULL THEN"
                     + " TRUNCATE payment_announcements; END IF; END $$");
+            // The payments ledger too: kept, the next pass's payments would meet their rows (ON CONFLICT DO NOTHING)
+            // instead of writing them as the first pass did.
+            sql.execute("DO $$ BEGIN IF to_regclass('payments') IS NOT NULL THEN"
+                    + " TRUNCATE payments, refunds; END IF; END $$");
+            sql.execute("DO $$ BEGIN IF to_regclass('camel_messageprocessed') IS NOT NULL THEN"
+                    + " TRUNCATE camel_messageprocessed; END IF; END $$");
             delete.setObject(1, since.atOffset(ZoneOffset.UTC));
             delete.executeUpdate();
         }

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -17,6 +18,7 @@ import java.util.zip.ZipFile;
 import org.idempotent.delivery.control.EventProcessor;
 import org.idempotent.loadgen.MessageSet;
 import org.idempotent.stack.Build;
+import org.idempotent.stack.ChildProcess;
 import org.idempotent.stack.PayaraMicroProcess;
 import org.idempotent.stack.Settings;
 import org.jboss.shrinkwrap.api.ShrinkWrap;
@@ -186,18 +188,47 @@ final class ContainerRuns {
      */
     List<Result> runBare(String variant, int sessions, MessageSet messages) throws Exception {
         stack.freshSchema();
+        return runChild(variant, sessions, messages, true, BareConsumer.Child::new);
+    }
+
+    /**
+     * The Camel peer ({@link CamelPeer}) timed as a Payara instance is, with the JVM options of the run's Payara: a
+     * fresh JVM on a fresh schema (the product's, and Camel's repository table) with the set preloaded, a cold pass,
+     * then a warm one; checked for exact balances, and for one announcement per applied payment where it publishes
+     * (none where it does not).
+     */
+    List<Result> runCamel(CamelPeer.Variant peer, int sessions, MessageSet messages) throws Exception {
+        stack.freshSchema();
+        stack.sql(CamelPeer.TABLE);
+        return runChild(
+                peer.label, sessions, messages, false, settings -> new CamelPeer.Child(settings, peer, base.options()));
+    }
+
+    /** What starts a consumer's JVM of the benchmark's own (the bare consumer, the Camel peer) with its settings. */
+    @FunctionalInterface
+    private interface ChildStart {
+        ChildProcess start(Settings settings) throws IOException;
+    }
+
+    /**
+     * A consumer's JVM other than Payara on the fresh schema, timed and checked as a Payara instance is: the set
+     * preloaded, a cold pass from the JVM's start, then a warm one (and a third with --steady); each pass until its
+     * relay has published everything too with {@code announces}.
+     */
+    private List<Result> runChild(
+            String variant, int sessions, MessageSet messages, boolean announces, ChildStart start) throws Exception {
         stack.preload(messages);
         stack.announcements().reset();
         Settings instance = stack.settings.with("CONSUMER_MAX_SESSIONS", String.valueOf(sessions));
         passStarts();
         long jvmStart = System.nanoTime();
-        try (BareConsumer.Child bare = new BareConsumer.Child(instance)) {
+        try (ChildProcess child = start.start(instance)) {
             Instant coldStart = Instant.now();
-            Result cold =
-                    drain(variant + Result.COLD, sessions, messages, bare.pid(), bare.log(), true, false, jvmStart);
+            Result cold = drain(
+                    variant + Result.COLD, sessions, messages, child.pid(), child.log(), announces, false, jvmStart);
             passStarts();
             stack.again(messages, coldStart);
-            Result warm = drain(variant, sessions, messages, bare.pid(), bare.log(), true, false, 0);
+            Result warm = drain(variant, sessions, messages, child.pid(), child.log(), announces, false, 0);
             if (!steady) {
                 return List.of(cold, warm);
             }
@@ -206,7 +237,7 @@ final class ContainerRuns {
             return List.of(
                     cold,
                     warm,
-                    drain(variant + Result.STEADY, sessions, messages, bare.pid(), bare.log(), true, false, 0));
+                    drain(variant + Result.STEADY, sessions, messages, child.pid(), child.log(), announces, false, 0));
         }
     }
 
@@ -245,6 +276,10 @@ final class ContainerRuns {
         long last;
         double[] cpuAtFirst = null;
         StatementCounts.Snapshot statementsAtFirst = null;
+        RelayPasses.Snapshot relayAtFirst = null;
+        RelayPasses.Passes relay = null;
+        long analysesBefore = stack.analyses();
+        long analysesInPass = 0;
         double cpuMillis;
         long deadline = System.nanoTime() + Duration.ofMinutes(20).toNanos();
         while (true) {
@@ -256,20 +291,26 @@ final class ContainerRuns {
                 counted = waiting;
                 cpuAtFirst = stack.cpu(consumer);
                 statementsAtFirst = stack.statements();
+                relayAtFirst = stack.relayPasses();
                 if (profiled) {
                     profiledFrom = Instant.now();
                 }
             }
             if (waiting == 0 && (!announces || stack.unsentAnnouncements() == 0)) {
                 last = now;
-                cpuMillis = BenchStack.printCpu(
-                        variant.startsWith(ThroughputBenchmark.BARE) ? "bare JVM" : "Payara",
-                        cpuAtFirst,
-                        stack.cpu(consumer),
-                        counted);
+                double[] cpuAtLast = stack.cpu(consumer);
+                cpuMillis = BenchStack.printCpu(consumerName(variant), cpuAtFirst, cpuAtLast, counted);
                 if (statementsAtFirst != null) {
                     StatementCounts.print(stack.settings, statementsAtFirst, counted);
                 }
+                if (relayAtFirst != null) {
+                    relay = RelayPasses.passEnded(stack.settings, relayAtFirst, counted, cpuAtLast[2] - cpuAtFirst[2]);
+                }
+                long analyses = stack.analyses();
+                analysesInPass = analyses - analysesBefore;
+                System.out.printf(
+                        "    Autovacuum: %d analyses of the database's tables in the pass (%d since it was made)%n",
+                        analysesInPass, analyses);
                 if (profiled) {
                     profiledTo = Instant.now();
                     profiledMessages = counted;
@@ -299,11 +340,32 @@ final class ContainerRuns {
                 jvmStart == 0 ? 0 : (last - jvmStart) / 1e9,
                 cpuMillis,
                 0,
-                outbox));
+                outbox,
+                relay,
+                analysesInPass));
+    }
+
+    /** The consumer's JVM, as the CPU line names it. */
+    private static String consumerName(String variant) {
+        if (variant.startsWith(ThroughputBenchmark.BARE)) {
+            return "bare JVM";
+        }
+        return CamelPeer.Variant.of(variant).isPresent() ? "Camel JVM" : "Payara";
     }
 
     /** Every pass checks what it can: exact balances, and with the outbox one announcement per applied event. */
     private String check(String variant, MessageSet messages, boolean announces) throws Exception {
+        Optional<CamelPeer.Variant> peer = CamelPeer.Variant.of(variant);
+        if (peer.isPresent()) {
+            // The peer publishes as it commits: nothing is left to wait for but the subscriber's queue.
+            long distinct = messages.distinct().size();
+            long expected = peer.get().publishes ? distinct : 0;
+            long announced = stack.awaitAnnouncements(expected);
+            if (announced != expected) {
+                throw new IllegalStateException(variant + ": WRONG, " + announced + " announced, expected " + expected);
+            }
+            return stack.checkBalances(messages) + (expected == 0 ? ", nothing announced" : ", each announced once");
+        }
         if (announces) {
             long distinct = messages.distinct().size();
             long announced = stack.awaitAnnouncements(distinct);

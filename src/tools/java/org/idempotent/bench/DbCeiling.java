@@ -62,7 +62,7 @@ final class DbCeiling {
                 Locale.ROOT,
                 "    CPU per message: PostgreSQL %.2f ms%n",
                 (CpuTime.ofPostgres(postmaster) - postgresCpu) / all.size());
-        return new Result(VARIANT, threads, all.size(), seconds, stack.checkBalances(messages), 0, 0, 0, null);
+        return new Result(VARIANT, threads, all.size(), seconds, stack.checkBalances(messages), 0, 0, 0, null, null, 0);
     }
 
     /** Takes the next event until none is left, each in a transaction of its own. */

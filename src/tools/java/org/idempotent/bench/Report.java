@@ -21,6 +21,8 @@ final class Report {
     private final List<Result> results = new ArrayList<>();
     /** The --compare variants' names, in order. */
     private final List<String> compared = new ArrayList<>();
+    /** The Camel peer's variants ({@link CamelPeer}), in order. */
+    private final List<String> peers = new ArrayList<>();
 
     /** The product's paced passes first, then those of the compared variants that had them. */
     private final List<PacedLatency.Measured> latencies = new ArrayList<>();
@@ -45,6 +47,10 @@ final class Report {
 
     void compared(String label) {
         compared.add(label);
+    }
+
+    void peer(String label) {
+        peers.add(label);
     }
 
     void latency(PacedLatency.Measured measured) {
@@ -85,6 +91,9 @@ final class Report {
 
     void write(Path out) throws IOException {
         Files.createDirectories(out);
+        printPeers();
+        printWithoutStatistics();
+        printRelayPasses();
         StringBuilder csv = new StringBuilder(
                 "variant,concurrency,messages,seconds,messages_per_second,check,seconds_from_jvm_start\n");
         System.out.printf("%n%-40s %5s %12s%n", "variant", "N", "messages/s");
@@ -122,6 +131,141 @@ final class Report {
         }
         Chart.write(results, out.resolve("throughput.png"));
         System.out.println("\nWrote " + out.resolve("throughput.csv") + " and " + out.resolve("throughput.png"));
+    }
+
+    /**
+     * First in the summary: the product against each variant of the Camel peer at the product's best concurrency, cold
+     * and warm, medians over the rounds (each variant's median pass by rate; CPU per message the median of its passes).
+     */
+    private void printPeers() {
+        if (peers.isEmpty() || !has("product")) {
+            return;
+        }
+        int n = best("product").concurrency();
+        long rounds = results.stream()
+                .filter(r -> r.variant().equals("product") && r.concurrency() == n)
+                .count();
+        System.out.printf(
+                Locale.ROOT,
+                "%nPeer comparison: the product against an Apache Camel 4 route doing its work (N=%d, medians of %d"
+                        + " rounds; CPU per message: the consumer's JVM + broker + PostgreSQL, ms)%n",
+                n,
+                rounds);
+        System.out.printf(
+                Locale.ROOT,
+                "  %-28s %12s %12s %12s %12s%n",
+                "",
+                "msg/s cold",
+                "CPU/msg cold",
+                "msg/s warm",
+                "CPU/msg warm");
+        List<String> rows = new ArrayList<>(List.of("product"));
+        rows.addAll(peers);
+        for (String variant : rows) {
+            if (!has(variant)) {
+                continue;
+            }
+            System.out.printf(
+                    Locale.ROOT,
+                    "  %-28s %12.0f %12.2f %12.0f %12.2f%n",
+                    variant,
+                    rateAt(variant + Result.COLD, n),
+                    cpuAt(variant + Result.COLD, n),
+                    rateAt(variant, n),
+                    cpuAt(variant, n));
+        }
+        System.out.println("  product / peer (msg/s above 1: the product is faster; CPU per message below 1: it spends"
+                + " less)");
+        for (String peer : peers) {
+            if (!has(peer)) {
+                continue;
+            }
+            System.out.printf(
+                    Locale.ROOT,
+                    "  %-28s msg/s %5.2f cold, %5.2f warm; CPU per message %5.2f cold, %5.2f warm%n",
+                    "/ " + peer,
+                    rateAt("product" + Result.COLD, n) / rateAt(peer + Result.COLD, n),
+                    rateAt("product", n) / rateAt(peer, n),
+                    cpuAt("product" + Result.COLD, n) / cpuAt(peer + Result.COLD, n),
+                    cpuAt("product", n) / cpuAt(peer, n));
+        }
+    }
+
+    /**
+     * The product on tables without statistics against its runs with fresh statistics (autovacuum visiting every
+     * second) and its own runs (the cluster's defaults), medians, cold and warm, with autovacuum's analyses in each
+     * pass: the runs' statistics are what those counts say, not what their names promise.
+     */
+    private void printWithoutStatistics() {
+        String none = ThroughputBenchmark.NO_STATS;
+        if (!has(none) || !has("product")) {
+            return;
+        }
+        int n = best("product").concurrency(); // every variant of the rounds runs at it
+        System.out.printf("%nTables without statistics (autovacuum off, a fresh database):%n");
+        List<String> against = new ArrayList<>();
+        if (has(ThroughputBenchmark.FRESH_STATS)) {
+            against.add(ThroughputBenchmark.FRESH_STATS);
+        }
+        against.add("product");
+        for (String other : against) {
+            for (String pass : List.of(Result.COLD, "")) {
+                System.out.printf(
+                        Locale.ROOT,
+                        "  %-50s CPU per message %5.2f (%.2f / %.2f ms), msg/s %.2f%n",
+                        "/ " + other + (pass.isEmpty() ? ", warm" : pass),
+                        cpuAt(none + pass, n) / cpuAt(other + pass, n),
+                        cpuAt(none + pass, n),
+                        cpuAt(other + pass, n),
+                        rateAt(none + pass, n) / rateAt(other + pass, n));
+            }
+        }
+        // A new table is analysed at 50 rows and 10 % more changed, but only when autovacuum's launcher visits its
+        // database (each autovacuum_naptime), which a pass on a database made a minute before may end before.
+        System.out.println("  autovacuum's analyses in each pass (cold; warm):");
+        List<String> all = new ArrayList<>(List.of(none));
+        all.addAll(against);
+        for (String variant : all) {
+            System.out.printf(
+                    "    %-48s %s; %s%n", variant, analysesOf(variant + Result.COLD, n), analysesOf(variant, n));
+        }
+    }
+
+    private List<Long> analysesOf(String variant, int n) {
+        return results.stream()
+                .filter(r -> r.variant().equals(variant) && r.concurrency() == n)
+                .map(Result::analyses)
+                .toList();
+    }
+
+    /** The relay's passes (--relay-passes), medians over each variant's passes that counted them. */
+    private void printRelayPasses() {
+        List<String> counted = results.stream()
+                .filter(r -> r.relay() != null && r.relay().passes() > 0)
+                .map(Result::variant)
+                .distinct()
+                .toList();
+        if (counted.isEmpty()) {
+            return;
+        }
+        System.out.printf("%nRelay passes (medians): per message; per pass, the relay's statements' execution time"
+                + " (pg_stat_statements) and PostgreSQL's CPU in the pass / passes, ms%n");
+        for (String variant : counted) {
+            List<RelayPasses.Passes> passes = results.stream()
+                    .filter(r -> r.variant().equals(variant)
+                            && r.relay() != null
+                            && r.relay().passes() > 0)
+                    .map(Result::relay)
+                    .toList();
+            System.out.printf(
+                    Locale.ROOT,
+                    "  %-40s %8.4f per message %8.3f ms statements %8.2f ms PostgreSQL CPU (%d measured passes)%n",
+                    variant,
+                    median(passes.stream().mapToDouble(RelayPasses.Passes::perMessage)),
+                    median(passes.stream().mapToDouble(RelayPasses.Passes::statementMillisPerPass)),
+                    median(passes.stream().mapToDouble(RelayPasses.Passes::postgresCpuMillisPerPass)),
+                    passes.size());
+        }
     }
 
     /** Cold start against warm, in the same run: the figures an operator meets after a deploy or a restart. */
@@ -262,6 +406,13 @@ final class Report {
         String label = variant.substring(ThroughputBenchmark.COMPARED.length());
         double warm = cpuAt("product", n) / cpuAt(variant, n);
         double cold = cpuAt("product" + Result.COLD, n) / cpuAt(variant + Result.COLD, n);
+        // Read as "no path slower than that WAR": the product's own rate over the compared one's, both passes.
+        System.out.printf(
+                Locale.ROOT,
+                "  %-44s %7.2f warm, %.2f cold%n",
+                "product / " + label + ", msg/s",
+                rateAt("product", n) / rateAt(variant, n),
+                rateAt("product" + Result.COLD, n) / rateAt(variant + Result.COLD, n));
         // The same passes as the "JVM start to last ack" line above prints: each variant's median cold pass.
         double toLast = resultAt("product" + Result.COLD, n).fromJvmStart();
         double itsToLast = resultAt(variant + Result.COLD, n).fromJvmStart();

@@ -67,19 +67,32 @@ public final class ThroughputBenchmark {
 
     /** The product's work without the application server (BareConsumer), printed as a compared variant. */
     static final String BARE = COMPARED + "bare consumer";
+    /**
+     * The product on tables without statistics: a fresh database with autovacuum off for the whole run (as in a fresh
+     * install's first minutes, or on a new day's partition), against the product's own runs with autovacuum on.
+     */
+    static final String NO_STATS = "product, no statistics";
+    /**
+     * Its counterpart: the product on a fresh database whose statistics autovacuum keeps fresh as its tables grow
+     * (autovacuum_naptime 1 s for the run, not the default minute): in the product's own runs, on a database made a
+     * minute before, autovacuum's launcher visits it once at most, early in the cold pass, so their statistics are
+     * those of small tables.
+     */
+    static final String FRESH_STATS = "product, fresh statistics";
 
     private static final Path OUT = Path.of("target", "bench");
     /** Flyway logs every migration at INFO, once per run here; kept referenced so the level sticks. */
     private static final java.util.logging.Logger FLYWAY = java.util.logging.Logger.getLogger("org.flywaydb");
 
     private static final String USAGE = "--messages N --duplicates F --accounts N --seed N --concurrency 1,2,4,8,16"
-            + " --big-rows N --skip-big --only db,container,bare,dedup-off,outbox-off,latency,fresh-broker,big"
+            + " --big-rows N --skip-big --only db,container,bare,camel,no-stats,dedup-off,outbox-off,latency,fresh-broker,big"
             + " --heaps 256m,512m --compare \"label=-XX:... java:/path/bin/java war:/path.war cds traced micro:--option|label=...\""
             + " --jfr N"
             + " --payara-jvm \"-XX:... -XX:...\" --paced-warmup PASSES --latency-of label,label (compared variants)"
             + " --repeat ROUNDS (of the product, dedup off, outbox off and the compared variants; medians)"
             + " --baseline label (the compared variant issue 28's CPU targets are against)"
             + " --statements (each pass prints the statements it ran per message; not for CPU figures)"
+            + " --relay-passes (each pass of the product counts its relay's passes; pg_stat_statements loaded)"
             + " --steady (the product, the bare consumer and the --duplicate-cost runs drain the set a third time)"
             + " --outbox-writes (each pass prints the outbox's row versions per payment; 11 s more per pass)"
             + " --duplicate-cost [product,label] (the product and the compared variants, or those named, without"
@@ -104,6 +117,7 @@ public final class ThroughputBenchmark {
             "repeat",
             "baseline",
             "statements",
+            "relay-passes",
             "steady",
             "outbox-writes",
             "duplicate-cost");
@@ -152,7 +166,7 @@ public final class ThroughputBenchmark {
         // A cluster of its own: commit timestamps on (the latency pass reads them), the machine's cluster untouched,
         // and PostgreSQL's CPU that of this cluster's processes alone.
         List<String> cluster = new ArrayList<>(List.of("track_commit_timestamp = on"));
-        if (options.has("statements")) {
+        if (options.has("statements") || options.has("relay-passes")) {
             cluster.add(StatementCounts.PRELOAD);
         }
         try (PostgresCluster postgres =
@@ -160,6 +174,9 @@ public final class ThroughputBenchmark {
                 BenchStack stack = BenchStack.start(postgres.serve(settings), postgres, OUT.resolve("broker-gc.log"))) {
             if (options.has("statements")) {
                 stack.countStatements();
+            }
+            if (options.has("relay-passes")) {
+                stack.countRelayPasses();
             }
             new ThroughputBenchmark(stack, options).run();
         }
@@ -175,6 +192,12 @@ public final class ThroughputBenchmark {
                 messages.distinct().size(),
                 messages.expectedBalances().size(),
                 options.get("seed", "42"));
+        // As production runs it: the peer's figures and the product's are taken with autovacuum at work.
+        String autovacuum = stack.autovacuumSetting();
+        System.out.printf("PostgreSQL (the benchmark's own cluster): autovacuum %s%n", autovacuum);
+        if (!autovacuum.equals("on")) {
+            throw new IllegalStateException("the benchmark's cluster must run with autovacuum on, as production does");
+        }
         Map<String, Variant> variants = variants();
         List<String> latencyOf = options.getList("latency-of", "").stream()
                 .filter(label -> !label.isBlank())
@@ -258,6 +281,31 @@ public final class ThroughputBenchmark {
         if (runs("bare")) {
             round.add(() -> runs.runBare(BARE, sessions, messages));
         }
+        if (runs("camel")) {
+            for (CamelPeer.Variant peer : CamelPeer.Variant.values()) {
+                round.add(() -> runs.runCamel(peer, sessions, messages));
+            }
+        }
+        if (runs("no-stats")) {
+            // Each setting for its own run only, and reset whatever happens: every other run is taken with the
+            // cluster's defaults.
+            round.add(() -> {
+                stack.clusterSetting("autovacuum", "off", "off");
+                try {
+                    return runs.run(NO_STATS, sessions, Build.WAR, messages, 0, List.of(), false);
+                } finally {
+                    stack.clusterSetting("autovacuum", null, "on");
+                }
+            });
+            round.add(() -> {
+                stack.clusterSetting("autovacuum_naptime", "1", "1s");
+                try {
+                    return runs.run(FRESH_STATS, sessions, Build.WAR, messages, 0, List.of(), false);
+                } finally {
+                    stack.clusterSetting("autovacuum_naptime", null, "1min");
+                }
+            });
+        }
         if (!duplicateCost.isEmpty()) {
             DuplicateCost cost = new DuplicateCost(
                     "bench-",
@@ -302,6 +350,11 @@ public final class ThroughputBenchmark {
         }
         if (runs("bare")) {
             report.compared(BARE);
+        }
+        if (runs("camel")) {
+            for (CamelPeer.Variant peer : CamelPeer.Variant.values()) {
+                report.peer(peer.label);
+            }
         }
         String compare = options.get("compare", "");
         for (String variant : compare.isBlank() ? new String[0] : compare.split("\\|")) {
