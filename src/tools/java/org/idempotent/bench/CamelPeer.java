@@ -28,6 +28,7 @@ import org.idempotent.payment.control.PaymentMessageParser;
 import org.idempotent.payment.entity.PaymentEvent;
 import org.idempotent.stack.ChildProcess;
 import org.idempotent.stack.Settings;
+import org.idempotent.telemetry.TraceContext;
 import org.springframework.jdbc.core.JdbcTemplate;
 import org.springframework.jdbc.datasource.DataSourceTransactionManager;
 import org.springframework.jms.connection.CachingConnectionFactory;
@@ -258,7 +259,8 @@ public final class CamelPeer {
                         row.getTimestamp(3).toInstant(),
                         0,
                         1,
-                        "payment"),
+                        "payment",
+                        TraceContext.NONE),
                 event.accountId(),
                 event.amountCents(),
                 event.eventId());
