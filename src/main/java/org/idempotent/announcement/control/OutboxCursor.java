@@ -36,13 +36,19 @@ public final class OutboxCursor {
     /** Where the relay stands (see announcement_relay in V7) and the horizon. */
     static final String POSITION = """
             SELECT position::text, window_end::text, sent_through, attempted_through,
-                   pg_snapshot_xmin(pg_current_snapshot())::text
+                   pg_snapshot_xmin(pg_current_snapshot())::text, pg_snapshot_xmax(pg_current_snapshot())::text
               FROM announcement_relay""";
     /**
      * The lowest transaction ID in the window [position, end) with a row that must wait: an earlier row of its account,
      * in lock order, is at or above the end. Driven from the rows at or above the end, a handful in steady state. And
      * the window's lowest id, where its pages start (not the table's first: the id index's scan starts there), found as
      * in {@link #FIRST_ID}.
+     *
+     * <p>Every condition on xid is a range with both ends, those rows' upper end the first ID no transaction had yet
+     * when the position was read: an earlier row of the account committed before the window's row did, so before
+     * then. A range is what the planner estimates as narrow without statistics too (a fresh install's tables, a new
+     * day's partition), where a bare lower bound counts as a third of the table, and the rows above the end were read
+     * with a sequential scan of every partition on each pass.
      */
     static final String BLOCKED = """
             SELECT min(r.xid)::text,
@@ -50,7 +56,8 @@ public final class OutboxCursor {
                      WHERE xid >= CAST(? AS xid8) AND xid < CAST(? AS xid8))
               FROM payment_announcements p
               JOIN payment_announcements r ON r.account_id = p.account_id AND r.id > p.id
-             WHERE p.xid >= CAST(? AS xid8) AND r.xid >= CAST(? AS xid8) AND r.xid < CAST(? AS xid8)""";
+             WHERE p.xid >= CAST(? AS xid8) AND p.xid < CAST(? AS xid8)
+               AND r.xid >= CAST(? AS xid8) AND r.xid < CAST(? AS xid8)""";
 
     /** A window being published: any of its rows may have been sent (attempted_through: every id). */
     static final String OPEN_WINDOW = """
@@ -81,9 +88,11 @@ public final class OutboxCursor {
 
     /**
      * The relay's position, the window being published ({@code windowEnd} above the position: left mid-way, with its
-     * rows through {@code sentThrough} published and through {@code attemptedThrough} perhaps), and the horizon.
+     * rows through {@code sentThrough} published and through {@code attemptedThrough} perhaps), the horizon, and the
+     * first transaction ID not yet given to any transaction ({@code next}).
      */
-    public record Position(long position, long windowEnd, long sentThrough, long attemptedThrough, long horizon) {
+    public record Position(
+            long position, long windowEnd, long sentThrough, long attemptedThrough, long horizon, long next) {
 
         boolean windowOpen() {
             return windowEnd > position;
@@ -114,7 +123,8 @@ public final class OutboxCursor {
                     Long.parseLong(row.getString(2)),
                     row.getLong(3),
                     row.getLong(4),
-                    Long.parseLong(row.getString(5)));
+                    Long.parseLong(row.getString(5)),
+                    Long.parseLong(row.getString(6)));
         }
     }
 
@@ -131,8 +141,9 @@ public final class OutboxCursor {
                 blocked.setString(1, bounds[0]);
                 blocked.setString(2, bounds[1]);
                 blocked.setString(3, bounds[1]);
-                blocked.setString(4, bounds[0]);
-                blocked.setString(5, bounds[1]);
+                blocked.setString(4, Long.toString(at.next()));
+                blocked.setString(5, bounds[0]);
+                blocked.setString(6, bounds[1]);
                 try (ResultSet row = blocked.executeQuery()) {
                     row.next();
                     if (firstId == 0) {
