@@ -31,8 +31,8 @@ class DatabaseRolesIT {
     void theApplicationRoleReadsAndWritesRows() throws SQLException {
         try (Connection app = Database.connectAsApplication(SETTINGS);
                 Statement sql = app.createStatement()) {
-            sql.executeUpdate("INSERT INTO processed_events (event_id, processed_at) VALUES ('" + UUID.randomUUID()
-                    + "', now())");
+            sql.executeUpdate("INSERT INTO processed_events (event_id, processed_at, id_version) VALUES ('"
+                    + UUID.randomUUID() + "', now(), 4)");
             assertThat(sql.executeUpdate("DELETE FROM processed_events")).isEqualTo(1);
         }
     }

@@ -123,6 +123,7 @@ public final class BareConsumer {
         try {
             insert.setObject(1, event.eventId());
             insert.setBytes(2, event.fingerprint());
+            insert.setShort(3, (short) event.eventId().version());
             insert.executeUpdate();
         } catch (SQLException duplicate) {
             db.rollback();

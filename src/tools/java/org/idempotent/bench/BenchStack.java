@@ -13,6 +13,7 @@ import java.time.ZoneOffset;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.idempotent.loadgen.MessageSet;
 import org.idempotent.loadgen.Traffic;
 import org.idempotent.stack.BrokerProcess;
@@ -162,8 +163,17 @@ final class BenchStack implements AutoCloseable {
      * whose Flyway would refuse a schema newer than its own migrations.
      */
     void freshSchema(String version) throws SQLException {
+        freshSchema(version, Optional.empty());
+    }
+
+    /** As {@link #freshSchema(String)}, in the dedup layout {@code layout} if given, else the settings'. */
+    void freshSchema(String version, Optional<String> layout) throws SQLException {
         Database.recreate(settings);
-        Database.migrate(settings, "classpath:db/migration", version);
+        Database.migrate(
+                layout.map(chosen -> settings.with("DEDUP_PARTITIONING", chosen))
+                        .orElse(settings),
+                "classpath:db/migration",
+                version);
         if (countsStatements || countsRelayPasses) {
             StatementCounts.install(settings);
         }
@@ -172,8 +182,8 @@ final class BenchStack implements AutoCloseable {
     /** Dedup records of a long busy past: random (v4) IDs spread over the last 10 days. */
     void prefill(long rows) throws SQLException {
         long start = System.nanoTime();
-        sql("INSERT INTO processed_events (event_id, processed_at) SELECT gen_random_uuid(), "
-                + "now() - random() * interval '10 days' FROM generate_series(1, " + rows + ")");
+        sql("INSERT INTO processed_events (event_id, processed_at, id_version) SELECT gen_random_uuid(), "
+                + "now() - random() * interval '10 days', 4 FROM generate_series(1, " + rows + ")");
         sql("VACUUM ANALYZE processed_events");
         System.out.printf("  (prefilled %,d rows in %.0f s)%n", rows, (System.nanoTime() - start) / 1e9);
     }

@@ -17,6 +17,7 @@ import java.util.regex.Pattern;
 import java.util.zip.ZipFile;
 import org.idempotent.delivery.control.EventProcessor;
 import org.idempotent.loadgen.MessageSet;
+import org.idempotent.schema.boundary.SchemaMigration;
 import org.idempotent.stack.Build;
 import org.idempotent.stack.ChildProcess;
 import org.idempotent.stack.PayaraMicroProcess;
@@ -70,6 +71,14 @@ final class ContainerRuns {
                             .filter(option ->
                                     !option.startsWith("java:") && !option.equals(SHARING) && !option.startsWith(MICRO))
                             .toList());
+        }
+
+        /** The value a {@code -DKEY=value} option gives a setting, if one does. */
+        Optional<String> setting(String key) {
+            return options.stream()
+                    .filter(option -> option.startsWith("-D" + key + "="))
+                    .map(option -> option.substring(key.length() + 3))
+                    .reduce((first, last) -> last);
         }
 
         Jvm plus(List<String> more) {
@@ -142,13 +151,14 @@ final class ContainerRuns {
             List<String> jvm,
             boolean profiled)
             throws Exception {
-        stack.freshSchema(lastMigration(war));
+        Jvm options = base.plus(jvm);
+        // A variant's -DDEDUP_PARTITIONING installs its layout: the setting counts when the schema is installed only.
+        stack.freshSchema(lastMigration(war), options.setting(SchemaMigration.DEDUP_PARTITIONING));
         if (pastRows > 0) {
             stack.prefill(pastRows);
         }
         stack.preload(messages);
         stack.announcements().reset(); // what an earlier variant's run left arriving
-        Jvm options = base.plus(jvm);
         if (profiled) {
             options = options.plus(List.of("-XX:StartFlightRecording=filename=" + profile.toAbsolutePath()
                     + ",settings=profile,dumponexit=true"));

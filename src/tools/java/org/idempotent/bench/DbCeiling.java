@@ -25,7 +25,8 @@ final class DbCeiling {
     static final String VARIANT = "DB ceiling (JDBC)";
 
     /** The product's dedup insert (JPA writes it from ProcessedEvent) and its guarded upsert, in JDBC's form. */
-    static final String INSERT = "INSERT INTO processed_events (event_id, fingerprint) VALUES (?, ?)";
+    /** As the product writes it: the ID's version too, the table by event ID's partition key. */
+    static final String INSERT = "INSERT INTO processed_events (event_id, fingerprint, id_version) VALUES (?, ?, ?)";
 
     static final String UPSERT =
             Payments.GUARDED_UPSERT.replace("?1", "?").replace("?2", "?").replace("?3", "?");
@@ -76,6 +77,7 @@ final class DbCeiling {
                 try {
                     insert.setObject(1, e.id());
                     insert.setBytes(2, e.fingerprint());
+                    insert.setShort(3, (short) e.id().version());
                     insert.executeUpdate();
                 } catch (SQLException duplicate) {
                     if (!"23505".equals(duplicate.getSQLState())) {

@@ -119,8 +119,8 @@ final class PacedLatency {
         stack.sql("TRUNCATE accounts, payment_announcements, processed_events");
         if (purge != null) {
             stack.sql(
-                    "INSERT INTO processed_events (event_id, processed_at) SELECT gen_random_uuid(), now() - "
-                            + "interval '30 days' + i * interval '1 millisecond' FROM generate_series(1, "
+                    "INSERT INTO processed_events (event_id, processed_at, id_version) SELECT gen_random_uuid(), now() - "
+                            + "interval '30 days' + i * interval '1 millisecond', 4 FROM generate_series(1, "
                             + EXPIRED_ROWS + ") i",
                     "VACUUM ANALYZE processed_events");
         }

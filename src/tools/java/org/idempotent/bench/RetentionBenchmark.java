@@ -124,8 +124,8 @@ public final class RetentionBenchmark {
     private static void fillExpired(Settings settings) throws SQLException {
         try (Connection db = Database.connect(settings);
                 PreparedStatement fill = db.prepareStatement(
-                        "INSERT INTO processed_events (event_id, processed_at) SELECT gen_random_uuid(), "
-                                + "now() - interval '30 days' + i * interval '1 millisecond' FROM generate_series(1, ?) i")) {
+                        "INSERT INTO processed_events (event_id, processed_at, id_version) SELECT gen_random_uuid(), "
+                                + "now() - interval '30 days' + i * interval '1 millisecond', 4 FROM generate_series(1, ?) i")) {
             fill.setInt(1, EXPIRED_ROWS);
             fill.executeUpdate();
         }

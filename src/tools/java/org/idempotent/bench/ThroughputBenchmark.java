@@ -87,7 +87,7 @@ public final class ThroughputBenchmark {
     private static final String USAGE = "--messages N --duplicates F --accounts N --seed N --concurrency 1,2,4,8,16"
             + " --big-rows N --skip-big --only db,container,bare,camel,no-stats,dedup-off,outbox-off,latency,fresh-broker,big"
             + " --heaps 256m,512m --compare \"label=-XX:... java:/path/bin/java war:/path.war cds traced micro:--option|label=...\""
-            + " --jfr N"
+            + " --jfr N --ids v4|v7 (the event IDs of the message set: random, or time-ordered RFC 9562 v7; v4)"
             + " --payara-jvm \"-XX:... -XX:...\" --paced-warmup PASSES --latency-of label,label (compared variants)"
             + " --repeat ROUNDS (of the product, dedup off, outbox off and the compared variants; medians)"
             + " --baseline label (the compared variant issue 28's CPU targets are against)"
@@ -107,6 +107,7 @@ public final class ThroughputBenchmark {
             "concurrency",
             "big-rows",
             "skip-big",
+            "ids",
             "only",
             "heaps",
             "compare",
@@ -132,7 +133,7 @@ public final class ThroughputBenchmark {
     private ThroughputBenchmark(BenchStack stack, Options options) {
         this.stack = stack;
         this.options = options;
-        this.messages = messageSet(MessageSet.Ids.RANDOM);
+        this.messages = messageSet(ids(options.get("ids", "v4")));
         this.runs = new ContainerRuns(
                 stack,
                 ContainerRuns.Jvm.of(BenchStack.split(options.get("payara-jvm", ""))),
@@ -187,11 +188,12 @@ public final class ThroughputBenchmark {
                 .map(Integer::valueOf)
                 .toList();
         System.out.printf(
-                "Message set: %d messages, %d distinct events, %d accounts, seed %s%n",
+                "Message set: %d messages, %d distinct events, %d accounts, seed %s, %s IDs%n",
                 messages.items().size(),
                 messages.distinct().size(),
                 messages.expectedBalances().size(),
-                options.get("seed", "42"));
+                options.get("seed", "42"),
+                options.get("ids", "v4"));
         // As production runs it: the peer's figures and the product's are taken with autovacuum at work.
         String autovacuum = stack.autovacuumSetting();
         System.out.printf("PostgreSQL (the benchmark's own cluster): autovacuum %s%n", autovacuum);
@@ -406,6 +408,15 @@ public final class ThroughputBenchmark {
             throw new IllegalArgumentException("--latency-of " + label + ": no such --compare label");
         }
         return variant.jvm();
+    }
+
+    /** The IDs the set's events carry: {@code v7} for producers that assign time-ordered IDs, which the table by ID drops by day. */
+    private static MessageSet.Ids ids(String kind) {
+        return switch (kind) {
+            case "v4" -> MessageSet.Ids.RANDOM;
+            case "v7" -> MessageSet.Ids.TIME_ORDERED;
+            default -> throw new IllegalArgumentException("--ids v4|v7, not " + kind);
+        };
     }
 
     private MessageSet messageSet(MessageSet.Ids ids) {

@@ -29,10 +29,18 @@ final class VolumeBenchmark {
 
     static final String USAGE = " --volume (this mode) --volume-rows N (20000000) --volume-accounts N (rows / 20)"
             + " --volume-rate MSG_PER_S (default: half the warm rate on the empty table) --volume-minutes M (per paced"
-            + " phase, 3; four phases) --dedup-partitioning none|week (DEDUP_PARTITIONING of the installed schema)";
+            + " phase, 3; four phases) --dedup-partitioning id|none|week (DEDUP_PARTITIONING of the installed schema;"
+            + " the shipped default) --ids v4|v7 (the events' IDs; v7) --volume-data DIR (the cluster's directory, on a"
+            + " file system of one's choice; target/bench/volume-postgres)";
 
-    static final List<String> OPTIONS =
-            List.of("volume", "volume-rows", "volume-accounts", "volume-rate", "volume-minutes", "dedup-partitioning");
+    static final List<String> OPTIONS = List.of(
+            "volume",
+            "volume-rows",
+            "volume-accounts",
+            "volume-rate",
+            "volume-minutes",
+            "dedup-partitioning",
+            "volume-data");
 
     /** Retention runs by the admin call only: the timer must not purge in the phase without a purge. */
     private static final String TIMER_OFF = "month=1;dayOfMonth=1;hour=0;minute=0";
@@ -51,17 +59,28 @@ final class VolumeBenchmark {
     private final VolumeFill fill;
     private final VolumeReport report = new VolumeReport();
 
-    private VolumeBenchmark(BenchStack stack, Options options, Path out) {
+    /** Whether the events carry time-ordered v7 IDs: the producers the table by ID drops whole days for. */
+    private final boolean timeOrdered;
+
+    private final Path dataDirectory;
+
+    private VolumeBenchmark(BenchStack stack, Options options, Path out, Path dataDirectory) {
         this.stack = stack;
         this.options = options;
         this.out = out;
-        this.fill = new VolumeFill(stack.settings);
+        this.dataDirectory = dataDirectory;
+        String ids = options.get("ids", "v7");
+        if (!List.of("v4", "v7").contains(ids)) {
+            throw new IllegalArgumentException("--ids v4|v7, not " + ids);
+        }
+        this.timeOrdered = ids.equals("v7");
+        this.fill = new VolumeFill(stack.settings, timeOrdered);
     }
 
     static void main(Options options, Settings base, Path out) throws Exception {
-        String mode = options.get("dedup-partitioning", "none");
-        if (!List.of("none", "week").contains(mode)) {
-            throw new IllegalArgumentException("--dedup-partitioning none|week, not " + mode);
+        String mode = options.get("dedup-partitioning", Settings.defaults().getOrDefault(MODE, "none"));
+        if (!List.of("none", "week", "id").contains(mode)) {
+            throw new IllegalArgumentException("--dedup-partitioning id|none|week, not " + mode);
         }
         Settings settings = base.with("RETENTION_SCHEDULE", TIMER_OFF);
         if (Settings.defaults().containsKey(MODE)) {
@@ -77,10 +96,12 @@ final class VolumeBenchmark {
                 "shared_buffers = 1GB",
                 "maintenance_work_mem = 512MB",
                 "max_wal_size = 4GB");
-        try (PostgresCluster postgres =
-                        PostgresCluster.create(out.resolve("volume-postgres").toAbsolutePath(), cluster);
+        Path data = options.has("volume-data")
+                ? Path.of(options.get("volume-data", ""))
+                : out.resolve("volume-postgres").toAbsolutePath();
+        try (PostgresCluster postgres = PostgresCluster.create(data, cluster);
                 BenchStack stack = BenchStack.start(postgres.serve(settings), postgres, out.resolve("broker-gc.log"))) {
-            new VolumeBenchmark(stack, options, out).run(mode);
+            new VolumeBenchmark(stack, options, out, data).run(mode);
         }
     }
 
@@ -95,13 +116,16 @@ final class VolumeBenchmark {
         }
         String heading = String.format(
                 Locale.ROOT,
-                "Volume benchmark: %,d dedup records (half expired, RETENTION_DAYS=%d), DEDUP_PARTITIONING=%s;"
-                        + " PostgreSQL of its own with autovacuum ON (%s); retention by POST /admin/retention/purge"
-                        + " (the timer off), as shipped otherwise",
+                "Volume benchmark: %,d dedup records (half expired, RETENTION_DAYS=%d), DEDUP_PARTITIONING=%s, %s IDs;"
+                        + " PostgreSQL of its own with autovacuum ON (%s) in %s (%s); retention by POST"
+                        + " /admin/retention/purge (the timer off), as shipped otherwise",
                 rows,
                 fill.windowDays(),
                 mode,
-                autovacuum);
+                timeOrdered ? "v7" : "v4",
+                autovacuum,
+                dataDirectory,
+                VolumeTables.mountOf(dataDirectory));
         System.out.println(heading);
         VolumeLoad load;
         try (PayaraMicroProcess micro = start("bench-volume-empty")) {
@@ -109,7 +133,7 @@ final class VolumeBenchmark {
             double rate = options.has("volume-rate") ? options.getDouble("volume-rate", 0) : warm / 2;
             System.out.printf(
                     Locale.ROOT, "  paced phases at %.0f msg/s, %d s each at least%n", rate, length.toSeconds());
-            load = new VolumeLoad(stack, rate);
+            load = new VolumeLoad(stack, rate, timeOrdered);
             stack.sql("TRUNCATE processed_events, accounts, payment_announcements");
             report.tables("empty", VolumeTables.take(stack.settings));
             report.phase(load.run("(a) empty table", micro, length, false), warm);
@@ -163,7 +187,9 @@ final class VolumeBenchmark {
                     options.getLong("seed", 42) + pass,
                     options.getInt("messages", 20_000),
                     options.getDouble("duplicates", 0.2),
-                    options.getInt("accounts", 1000));
+                    options.getInt("accounts", 1000),
+                    0,
+                    timeOrdered ? MessageSet.Ids.TIME_ORDERED : MessageSet.Ids.RANDOM);
             rate = drain(set, micro);
             System.out.printf(
                     Locale.ROOT,

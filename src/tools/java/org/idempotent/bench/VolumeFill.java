@@ -28,12 +28,23 @@ final class VolumeFill {
     /** Rows per INSERT: progress between them, and no transaction that holds the whole fill's WAL. */
     private static final long CHUNK = 2_000_000;
 
+    /**
+     * The records; the %s are the optional columns and their values. An ID is random (v4), or a v7 ID of the record's
+     * time (RFC 9562: its Unix milliseconds in the first 6 bytes, version 7 in the high nibble of byte 6, the rest of a
+     * v4's random bits and its variant): the fill of the table by ID lands in the days' partitions, as a real past
+     * would.
+     */
     private static final String DEDUP_ROWS = """
             INSERT INTO processed_events (event_id, processed_at, fingerprint%s)
             SELECT id, t, sha256(uuid_send(id))%s
-              FROM (SELECT gen_random_uuid() AS id,
-                           CAST(? AS timestamptz) + make_interval(secs => ? * (i - 0.5) / ?) AS t
-                      FROM generate_series(CAST(? AS bigint), CAST(? AS bigint)) AS i) AS r""";
+              FROM (SELECT CASE WHEN %s
+                                THEN encode(set_byte(overlay(r PLACING substring(int8send(
+                                                    floor(extract(epoch FROM t) * 1000)::bigint) FROM 3) FROM 1),
+                                                     6, 112 | (get_byte(r, 6) & 15)), 'hex')::uuid
+                                ELSE encode(r, 'hex')::uuid END AS id, t
+                      FROM (SELECT uuid_send(gen_random_uuid()) AS r,
+                                   CAST(? AS timestamptz) + make_interval(secs => ? * (i - 0.5) / ?) AS t
+                              FROM generate_series(CAST(? AS bigint), CAST(? AS bigint)) AS i) AS random) AS r""";
 
     /** Published rows (xid 1 is below any relay position), as V7 moved the sent rows of V6. */
     private static final String OUTBOX_ROWS = """
@@ -48,6 +59,7 @@ final class VolumeFill {
             SELECT 'fill-' || i, 1 + i % 1000000, gen_random_uuid(), now(), 1 FROM generate_series(0, ? - 1) AS i""";
 
     private final Settings settings;
+    private final boolean timeOrdered;
     private final int windowDays;
     private final int outboxDays;
 
@@ -59,8 +71,10 @@ final class VolumeFill {
      */
     private final Instant expiredBefore;
 
-    VolumeFill(Settings settings) {
+    /** @param timeOrdered whether the records carry v7 IDs of their time, else random v4 IDs */
+    VolumeFill(Settings settings, boolean timeOrdered) {
         this.settings = settings;
+        this.timeOrdered = timeOrdered;
         this.windowDays = settings.getInt("RETENTION_DAYS");
         this.outboxDays = settings.getInt("ANNOUNCEMENT_RETENTION_DAYS");
         this.expiredBefore = LocalDate.now(ZoneOffset.UTC)
@@ -165,9 +179,17 @@ final class VolumeFill {
 
     private void dedupRows(Connection db, Instant oldest, Duration span, long rows) throws SQLException {
         VolumeSchema.dedupPartitions(db, oldest, oldest.plus(span));
-        String sql = VolumeSchema.hasEventDay(db)
-                ? DEDUP_ROWS.formatted(", event_day", ", CAST(t AT TIME ZONE 'UTC' AS date)")
-                : DEDUP_ROWS.formatted("", "");
+        String columns = "";
+        String values = "";
+        if (VolumeSchema.hasColumn(db, "event_day")) {
+            columns += ", event_day";
+            values += ", CAST(t AT TIME ZONE 'UTC' AS date)";
+        }
+        if (VolumeSchema.hasColumn(db, "id_version")) {
+            columns += ", id_version";
+            values += ", get_byte(uuid_send(id), 6) >> 4";
+        }
+        String sql = DEDUP_ROWS.formatted(columns, values, timeOrdered);
         chunked("processed_events", rows, (from, to) -> {
             try (PreparedStatement fill = db.prepareStatement(sql)) {
                 fill.setObject(1, OffsetDateTime.ofInstant(oldest, ZoneOffset.UTC));

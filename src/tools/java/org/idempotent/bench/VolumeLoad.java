@@ -21,9 +21,10 @@ import org.idempotent.stack.PayaraMicroProcess;
 /**
  * A phase of the volume benchmark: payments sent at a fixed rate to a running instance for a time, each one's send to
  * commit measured ({@link CommitLatency}); with retention, a purge by the admin call (the shipped Retention.purge(),
- * its batch size, duty cycle and time budget) started a fifth into the phase and called again while a run stops at its
- * time budget, the phase lasting at least until the purge is done. Open-ended: events are made as they are sent, a
- * fifth of them copies of one of the producer's recent events, as in the benchmark's message sets.
+ * its batch size, duty cycle and time budget) started a fifth into the phase, but not before {@link #BEFORE_PURGE} (so
+ * that the minute before it is measured too), and called again while a run stops at its time budget, the phase
+ * lasting at least until the purge is done. Open-ended: events are made as they are sent (v4 or time-ordered v7 IDs),
+ * a fifth of them copies of one of the producer's recent events, as in the benchmark's message sets.
  */
 final class VolumeLoad {
 
@@ -34,6 +35,10 @@ final class VolumeLoad {
     private static final int ACCOUNTS = 1000;
     /** A purge call answers when its run is done: up to the shipped time budget (300 s), and then some. */
     private static final Duration PURGE_CALL = Duration.ofMinutes(15);
+    /** The purge's tail is judged over a minute from its start, against the minute before it. */
+    static final Duration BEFORE_PURGE = Duration.ofSeconds(65);
+
+    static final Duration AROUND_PURGE = Duration.ofSeconds(60);
 
     /** What retention did in a phase; {@code cutoff} that of its last run, as the server wrote it. */
     record Purge(long rows, int runs, Instant from, Instant to, String cutoff) {
@@ -47,16 +52,30 @@ final class VolumeLoad {
         }
     }
 
-    /** A phase's figures: the rate offered and the one consumed, send to commit, and the purge if one ran. */
+    /**
+     * A phase's figures: the rate offered and the one consumed, send to commit, and the purge if one ran, with send to
+     * commit of the payments sent in the minute before it ({@code before}) and from its start for a minute, or until
+     * it ended if it took longer ({@code around}).
+     */
     record Phase(
-            String name, double offered, double consumed, CommitLatency.Latencies latency, String split, Purge purge) {}
+            String name,
+            double offered,
+            double consumed,
+            CommitLatency.Latencies latency,
+            String split,
+            Purge purge,
+            CommitLatency.Latencies before,
+            CommitLatency.Latencies around) {}
 
     private final BenchStack stack;
     private final double rate;
+    private final boolean timeOrdered;
 
-    VolumeLoad(BenchStack stack, double rate) {
+    /** @param timeOrdered whether the events carry time-ordered v7 IDs (RFC 9562), else random v4 IDs */
+    VolumeLoad(BenchStack stack, double rate, boolean timeOrdered) {
         this.stack = stack;
         this.rate = rate;
+        this.timeOrdered = timeOrdered;
     }
 
     Phase run(String name, PayaraMicroProcess micro, Duration length, boolean retention) throws Exception {
@@ -73,7 +92,7 @@ final class VolumeLoad {
         }
         Purge purge = null;
         try {
-            long fifth = length.toNanos() / 5;
+            long fifth = Math.max(length.toNanos() / 5, retention ? BEFORE_PURGE.toNanos() : 0);
             Thread.sleep(fifth / 1_000_000);
             if (retention) {
                 purge = purge(micro);
@@ -99,8 +118,25 @@ final class VolumeLoad {
         CommitLatency.Measured measured = purge == null
                 ? latency.between(stack.settings, null, null)
                 : latency.between(stack.settings, purge.from(), purge.to());
-        Phase phase =
-                new Phase(name, sent.get() / seconds, sent.get() / drained, measured.total(), measured.split(), purge);
+        CommitLatency.Latencies before = null;
+        CommitLatency.Latencies around = null;
+        if (purge != null) {
+            before = latency.between(stack.settings, purge.from().minus(AROUND_PURGE), purge.from())
+                    .total();
+            Instant aMinuteOn = purge.from().plus(AROUND_PURGE);
+            around = latency.between(
+                            stack.settings, purge.from(), purge.to().isAfter(aMinuteOn) ? purge.to() : aMinuteOn)
+                    .total();
+        }
+        Phase phase = new Phase(
+                name,
+                sent.get() / seconds,
+                sent.get() / drained,
+                measured.total(),
+                measured.split(),
+                purge,
+                before,
+                around);
         System.out.printf(
                 Locale.ROOT,
                 "  %s: %,d messages at %.0f msg/s offered, %.0f msg/s consumed (until the queue was empty);"
@@ -120,6 +156,11 @@ final class VolumeLoad {
                     purge.seconds(),
                     purge.rowsPerSecond(),
                     purge.runs());
+            System.out.printf(
+                    Locale.ROOT,
+                    "    send -> commit in the minute before the purge %s; from its start, a minute or to its end %s%n",
+                    before,
+                    around);
         }
         return phase;
     }
@@ -150,6 +191,13 @@ final class VolumeLoad {
         }
     }
 
+    /** A v7 ID made now: the Unix milliseconds first (RFC 9562), as a producer that assigns time-ordered IDs makes it. */
+    private static UUID uuid7(Random random) {
+        long most = (System.currentTimeMillis() << 16) | 0x7000L | (random.nextInt() & 0x0FFF);
+        long least = (random.nextLong() & 0x3FFFFFFFFFFFFFFFL) | 0x8000000000000000L;
+        return new UUID(most, least);
+    }
+
     /** Message i of the schedule is due at start + i / rate; this producer sends i = first, first + PRODUCERS, ... */
     private Void send(
             int first, long start, String prefix, AtomicBoolean sending, AtomicLong sent, CommitLatency latency)
@@ -166,7 +214,7 @@ final class VolumeLoad {
                 int slot = random.nextInt(recent.length);
                 boolean copy = recent[slot] != null && random.nextDouble() < COPIES;
                 if (!copy) {
-                    recent[slot] = UUID.randomUUID();
+                    recent[slot] = timeOrdered ? uuid7(random) : UUID.randomUUID();
                     accounts[slot] = prefix + random.nextInt(ACCOUNTS);
                 }
                 // A copy carries the same payload: the same amount, derived from the ID.

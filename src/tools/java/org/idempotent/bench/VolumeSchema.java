@@ -12,20 +12,30 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * What the volume fill asks of the schema, whichever dedup mode installed it: the day partitions of the filled days,
- * made by the schema's own functions (so that no row lands in a default partition a real past would not have put
- * there), whether processed_events has event_day yet, and a table's indexes set aside for a bulk load.
+ * What the volume fill asks of the schema, whichever dedup mode installed it: the partitions of the filled days, made
+ * by the schema's own functions (so that no row lands in a default partition a real past would not have put there),
+ * which columns processed_events has yet, and a table's indexes set aside for a bulk load.
  */
 final class VolumeSchema {
 
     private VolumeSchema() {}
 
-    /** In the partitioned mode, each filled day's partition, by the function the schema's owner runs. */
+    /**
+     * In a partitioned mode, each filled day's partition, by the function the schema's owner runs: its week's in the
+     * table by week (partitioned by range), its v7 day's in the table by ID (by list).
+     */
     static void dedupPartitions(Connection db, Instant from, Instant to) throws SQLException {
-        if (!has(db, "SELECT count(*) FROM pg_class WHERE oid = 'processed_events'::regclass AND relkind = 'p'")) {
-            return;
+        if (has(
+                db,
+                "SELECT count(*) FROM pg_partitioned_table WHERE partrelid = 'processed_events'::regclass"
+                        + " AND partstrat = 'r'")) {
+            forEachDay(db, "SELECT processed_events_partition(?)", from, to);
+        } else if (has(
+                db,
+                "SELECT count(*) FROM pg_partitioned_table WHERE partrelid = 'processed_events'::regclass"
+                        + " AND partstrat = 'l'")) {
+            forEachDay(db, "SELECT processed_events_day_partition(?)", from, to);
         }
-        forEachDay(db, "SELECT processed_events_partition(?)", from, to);
     }
 
     static void outboxPartitions(Connection db, Instant from, Instant to) throws SQLException {
@@ -81,12 +91,17 @@ final class VolumeSchema {
         return query;
     }
 
-    /** Today's schema has no event_day yet; the partitioned mode's has it in both modes. */
-    static boolean hasEventDay(Connection db) throws SQLException {
-        return has(
-                db,
+    /** Whether processed_events has {@code column}: a schema of an older build may not have it yet. */
+    static boolean hasColumn(Connection db, String column) throws SQLException {
+        try (PreparedStatement query = db.prepareStatement(
                 "SELECT count(*) FROM information_schema.columns WHERE table_schema = current_schema()"
-                        + " AND table_name = 'processed_events' AND column_name = 'event_day'");
+                        + " AND table_name = 'processed_events' AND column_name = ?")) {
+            query.setString(1, column);
+            try (ResultSet row = query.executeQuery()) {
+                row.next();
+                return row.getLong(1) > 0;
+            }
+        }
     }
 
     private static boolean has(Connection db, String count) throws SQLException {

@@ -1,5 +1,8 @@
 package org.idempotent.bench;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -115,6 +118,32 @@ final class VolumeTables {
                 }
             }
             return new Table(tableBytes, indexBytes, live, dead, runs);
+        }
+    }
+
+    /**
+     * The mount that holds {@code directory}, as /proc/mounts says it (device, type, options): whether the file system
+     * trims freed blocks online ({@code discard}) decides what dropping a partition's files costs the commits.
+     */
+    static String mountOf(Path directory) {
+        try {
+            Path real = directory.toAbsolutePath();
+            while (!Files.exists(real)) {
+                real = real.getParent();
+            }
+            real = real.toRealPath();
+            String best = "";
+            String found = "unknown";
+            for (String line : Files.readAllLines(Path.of("/proc/mounts"))) {
+                String[] field = line.split(" ");
+                if (field.length > 3 && real.startsWith(field[1]) && field[1].length() >= best.length()) {
+                    best = field[1];
+                    found = field[0] + " on " + field[1] + " " + field[2] + " " + field[3];
+                }
+            }
+            return found;
+        } catch (IOException e) {
+            return "mount unknown: " + e.getMessage();
         }
     }
 }

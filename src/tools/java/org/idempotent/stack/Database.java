@@ -10,11 +10,11 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.Map;
 import java.util.regex.Pattern;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
+import org.idempotent.schema.entity.DedupLayout;
 
 /**
  * Creates the configured database if it is missing and applies server-config/database-roles.sql to it (the owner
@@ -103,7 +103,7 @@ public final class Database {
         FluentConfiguration flyway = Flyway.configure(Database.class.getClassLoader())
                 .dataSource(settings.jdbcUrl(), settings.get("DB_OWNER_USER"), settings.get("DB_OWNER_PASSWORD"))
                 .locations(location)
-                .placeholders(Map.of("dedupPartitioning", settings.get("DEDUP_PARTITIONING")));
+                .placeholders(DedupLayout.of(settings.get("DEDUP_PARTITIONING")).placeholders());
         if (target != null) {
             flyway.target(target);
         }

@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.idempotent.delivery.entity.DeliveredEvent;
@@ -14,6 +15,8 @@ import org.idempotent.delivery.entity.Outcome;
 import org.idempotent.delivery.entity.Rejection;
 import org.idempotent.retention.control.RetentionSettings;
 import org.idempotent.retention.entity.RetentionPolicy;
+import org.idempotent.schema.boundary.SchemaMigration;
+import org.idempotent.schema.entity.DedupLayout;
 
 /**
  * Judges a delivery by the dedup horizon ({@link RetentionPolicy#horizon}, which says what it is and why): a copy older
@@ -25,6 +28,12 @@ import org.idempotent.retention.entity.RetentionPolicy;
  * two decides. A version 1 event has only the second, so a producer re-sending it from an archive stamps it new: such
  * producers must send {@code occurredAt}. Clock skew: a time in the future counts as age zero; a producer clock
  * that runs ahead makes a message look younger than it is, which the margin absorbs up to a day.
+ *
+ * <p>In the table by event ID ({@link DedupLayout#ID}) a third time counts: a v7 ID's own (its first 48 bits, Unix
+ * milliseconds), since the purge drops a day of v7 records by that time, once the window has passed the day's end. A
+ * copy arriving after the drop is older than the window by its ID, so past the horizon, whatever its occurredAt and
+ * its message say: quarantined, never applied because its record is gone. The producer's clock cannot break this: the
+ * ID that places the record is the ID whose age is judged.
  */
 @ApplicationScoped
 public class DedupHorizon {
@@ -37,7 +46,13 @@ public class DedupHorizon {
     /** Until the setting is first read: the shortest horizon, which quarantines more rather than apply blindly. */
     private volatile Duration horizon = RetentionPolicy.MARGIN;
 
+    @Inject
+    SchemaMigration schema;
+
     private volatile boolean unreadable;
+
+    /** Whether a v7 ID's own time counts: read once, the layout changes only by a conversion and a restart. */
+    volatile Boolean idTimeCounts;
 
     /**
      * The horizon of the retention window as configured now. A setting that cannot be read keeps the last horizon,
@@ -58,13 +73,15 @@ public class DedupHorizon {
         return horizon;
     }
 
-    /** The STALE rejection and its evidence, if either time of the event is past the horizon. */
+    /** The STALE rejection and its evidence, if any time of the event that counts is past the horizon. */
     public Optional<DeliveryResult.MovedAside> stale(DeliveredEvent event, Instant firstSent, Instant now) {
         Duration horizon = horizon();
         Duration occurredAge = age(event.occurredAt(), now);
         Duration messageAge = age(firstSent, now);
+        Duration idAge = idTimeCounts() ? age(idTime(event.eventId()), now) : null;
         boolean stale = (occurredAge != null && occurredAge.compareTo(horizon) > 0)
-                || (messageAge != null && messageAge.compareTo(horizon) > 0);
+                || (messageAge != null && messageAge.compareTo(horizon) > 0)
+                || (idAge != null && idAge.compareTo(horizon) > 0);
         if (!stale) {
             return Optional.empty();
         }
@@ -76,6 +93,9 @@ public class DedupHorizon {
         if (messageAge != null) {
             evidence.put(MessageProperties.MESSAGE_AGE_SECONDS, String.valueOf(messageAge.toSeconds()));
         }
+        if (idAge != null) {
+            evidence.put(MessageProperties.ID_AGE_SECONDS, String.valueOf(idAge.toSeconds()));
+        }
         evidence.put(MessageProperties.HORIZON_SECONDS, String.valueOf(horizon.toSeconds()));
         Rejection rejection = new Rejection(
                 Rejection.Reason.STALE,
@@ -83,8 +103,23 @@ public class DedupHorizon {
                         + "dedup horizon of " + horizon.toHours() + " h (occurred " + hours(occurredAge)
                         + " ago, first sent "
                         + hours(messageAge)
-                        + " ago) and has no dedup record: it may be a duplicate whose record was purged");
+                        + " ago" + (idAge == null ? "" : ", its ID made " + hours(idAge) + " ago")
+                        + ") and has no dedup record: it may be a duplicate whose record was purged");
         return Optional.of(new DeliveryResult.MovedAside(Outcome.QUARANTINED, rejection, evidence));
+    }
+
+    private boolean idTimeCounts() {
+        Boolean counts = idTimeCounts;
+        if (counts == null) {
+            counts = schema.dedupLayout() == DedupLayout.ID;
+            idTimeCounts = counts;
+        }
+        return counts;
+    }
+
+    /** A v7 ID's own time (RFC 9562: its first 48 bits are Unix milliseconds); null for another version. */
+    static Instant idTime(UUID id) {
+        return id.version() == 7 ? Instant.ofEpochMilli(id.getMostSignificantBits() >>> 16) : null;
     }
 
     private static Duration age(Instant time, Instant now) {

@@ -38,6 +38,9 @@ public final class MessageProperties {
     public static final String OCCURRED_AGE_SECONDS = "occurredAgeSeconds";
 
     public static final String MESSAGE_AGE_SECONDS = "messageAgeSeconds";
+    /** The age of a v7 event ID's own time, where the layout counts it (the table by event ID). */
+    public static final String ID_AGE_SECONDS = "idAgeSeconds";
+
     public static final String HORIZON_SECONDS = "horizonSeconds";
     /** A payload mismatch's evidence: the fingerprint recorded first under the event ID, and this message's. */
     public static final String ORIGINAL_FINGERPRINT = "originalFingerprint";

@@ -25,15 +25,17 @@ public class ProcessedEvent {
 
     /**
      * The unique key whose violation means "already processed" (V1__payments.sql; PostgreSQL's name for the primary
-     * key). Only this constraint is a duplicate: a violation of any other is a refused event. In the table
-     * partitioned by week a violation names the partition's copy of it ({@link #isDedupKey}).
+     * key). Only this constraint is a duplicate: a violation of any other is a refused event. In a partitioned table a
+     * violation names the partition's copy of it ({@link #isDedupKey}).
      */
     public static final String DEDUP_KEY = "processed_events_pkey";
 
     /** The event_day of every row of the unpartitioned table: not placed (V8__processed_events_by_week.sql). */
     public static final LocalDate NOT_PLACED = LocalDate.EPOCH;
 
-    private static final Pattern PARTITION_KEY = Pattern.compile("processed_events_(p[0-9]{8}|default|legacy)_pkey");
+    /** The partitions' keys: by week (V8) and by event ID (V12: v7 days, their default, every other version). */
+    private static final Pattern PARTITION_KEY =
+            Pattern.compile("processed_events_(p[0-9]{8}|default|legacy|v7_d[0-9]{8}|v7_default|other)_pkey");
 
     @Id
     @Column(name = "event_id", nullable = false, updatable = false)
@@ -58,6 +60,14 @@ public class ProcessedEvent {
     @Column(name = "kind", updatable = false)
     private String kind;
 
+    /**
+     * The ID's version nibble (RFC 9562), a function of the ID: in the table by event ID (V12) the partition key, so
+     * that a day of time-ordered v7 IDs is a partition and every other version goes to one table. Null in a record
+     * written before V12 in the other layouts.
+     */
+    @Column(name = "id_version", updatable = false)
+    private Short idVersion;
+
     protected ProcessedEvent() {
         // for JPA
     }
@@ -73,6 +83,7 @@ public class ProcessedEvent {
         this.fingerprint = event.fingerprint();
         this.kind = requireNonNull(kind, "kind");
         this.eventDay = requireNonNull(eventDay, "eventDay");
+        this.idVersion = (short) eventId.version();
     }
 
     /**
@@ -110,6 +121,11 @@ public class ProcessedEvent {
     /** The event type's name; {@code payment} for every record written before there were others. */
     public String kind() {
         return kind;
+    }
+
+    /** Null for a record written before V12 in the other layouts. */
+    public Short idVersion() {
+        return idVersion;
     }
 
     public LocalDate eventDay() {

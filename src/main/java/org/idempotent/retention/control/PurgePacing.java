@@ -12,6 +12,14 @@ import org.idempotent.retention.entity.RetentionPolicy;
  */
 final class PurgePacing implements BatchedDelete.Pacing {
 
+    /**
+     * The least rest after a partition's files were freed. Where the file system trims freed blocks online (ext4 with
+     * {@code discard}), the trim rides on the journal commit after the unlink, and every commit's fsync waits for it
+     * (performance.md): a rest of more than one journal commit gives each partition's files a commit of their own,
+     * never two days' at once.
+     */
+    static final Duration AFTER_FILES_FREED = Duration.ofSeconds(2);
+
     /** Rests between batches; Thread::sleep but for tests. */
     @FunctionalInterface
     interface Rest {
@@ -39,6 +47,21 @@ final class PurgePacing implements BatchedDelete.Pacing {
     public boolean goOn(Duration batch) {
         try {
             rest.take(policy.pauseAfter(batch));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("purge interrupted", e);
+        }
+        return nanoTime.getAsLong() - deadline <= 0;
+    }
+
+    /**
+     * After a partition was dropped in {@code drop}: the duty cycle's rest, {@link #AFTER_FILES_FREED} at least;
+     * whether the time budget allows another.
+     */
+    boolean goOnAfterFilesFreed(Duration drop) {
+        Duration pause = policy.pauseAfter(drop);
+        try {
+            rest.take(pause.compareTo(AFTER_FILES_FREED) < 0 ? AFTER_FILES_FREED : pause);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("purge interrupted", e);

@@ -50,19 +50,6 @@ public class Retention {
     /** Advisory lock key of the purge ("retentio" in ASCII), the same on every instance. */
     static final long LOCK_KEY = 0x726574656e74696fL;
 
-    static final String DELETE_BATCH = """
-            DELETE FROM processed_events
-             WHERE ctid = ANY (ARRAY(SELECT ctid FROM processed_events WHERE processed_at < ? LIMIT ?))""";
-
-    /** A ctid is unique within one table only: in the table partitioned by week, the batches run on a partition. */
-    static final String DELETE_DEFAULT_BATCH = """
-            DELETE FROM processed_events_default
-             WHERE ctid = ANY (ARRAY(SELECT ctid FROM processed_events_default WHERE processed_at < ? LIMIT ?))""";
-
-    static final String DELETE_LEGACY_BATCH = """
-            DELETE FROM processed_events_legacy
-             WHERE ctid = ANY (ARRAY(SELECT ctid FROM processed_events_legacy WHERE processed_at < ? LIMIT ?))""";
-
     private static final Logger LOG = Logger.getLogger(Retention.class.getName());
 
     @Resource(lookup = Resources.DATA_SOURCE)
@@ -141,14 +128,28 @@ public class Retention {
         int batches = 0;
         boolean complete = true;
         List<String> tables = List.of("processed_events");
-        if (schema.dedupByWeek()) {
-            WeekPartitions.Dropped dropped = WeekPartitions.purge(connection, policy.window());
-            purgedRows.inc(dropped.rows());
-            rowsDeleted += dropped.rows();
-            batches += dropped.weeks();
-            tables = WeekPartitions.rowByRow(connection);
+        PurgePacing pacing = PurgePacing.of(policy);
+        switch (schema.dedupLayout()) {
+            case WEEK -> {
+                WeekPartitions.Dropped dropped = WeekPartitions.purge(connection, policy.window());
+                purgedRows.inc(dropped.rows());
+                rowsDeleted += dropped.rows();
+                batches += dropped.weeks();
+                tables = WeekPartitions.rowByRow(connection);
+            }
+            case ID -> {
+                DayPartitions.Dropped dropped = DayPartitions.purge(connection, policy.window(), pacing);
+                purgedRows.inc(dropped.rows());
+                rowsDeleted += dropped.rows();
+                batches += dropped.days();
+                // The days left go first: the rows of the default sub-partition and of other versions wait for them.
+                tables = dropped.complete() ? DayPartitions.ROW_BY_ROW : List.of();
+                complete = dropped.complete();
+            }
+            case NONE -> {
+                // one table, row by row
+            }
         }
-        BatchedDelete.Pacing pacing = PurgePacing.of(policy);
         for (String table : tables) {
             BatchedDelete.Result deleted = deleteExpired(connection, table, cutoff, policy.batchSize(), pacing);
             rowsDeleted += deleted.deleted();
@@ -185,7 +186,7 @@ public class Retention {
     private BatchedDelete.Result deleteExpired(
             Connection connection, String table, Timestamp cutoff, int batchSize, BatchedDelete.Pacing pacing)
             throws SQLException {
-        try (PreparedStatement delete = deleteBatch(connection, table)) {
+        try (PreparedStatement delete = ExpiredRows.deleteBatch(connection, table)) {
             delete.setTimestamp(1, cutoff);
             delete.setInt(2, batchSize);
             return BatchedDelete.run(
@@ -197,15 +198,6 @@ public class Retention {
                     batchSize,
                     pacing);
         }
-    }
-
-    private static PreparedStatement deleteBatch(Connection connection, String table) throws SQLException {
-        return switch (table) {
-            case "processed_events" -> connection.prepareStatement(DELETE_BATCH);
-            case "processed_events_default" -> connection.prepareStatement(DELETE_DEFAULT_BATCH);
-            case "processed_events_legacy" -> connection.prepareStatement(DELETE_LEGACY_BATCH);
-            default -> throw new IllegalArgumentException("no purge of " + table);
-        };
     }
 
     private PurgeRun record(PurgeRun run) {

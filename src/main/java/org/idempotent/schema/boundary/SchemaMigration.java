@@ -13,7 +13,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.Map;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
@@ -23,6 +22,7 @@ import org.flywaydb.core.api.configuration.FluentConfiguration;
 import org.flywaydb.core.api.output.MigrateResult;
 import org.flywaydb.database.postgresql.PostgreSQLConfigurationExtension;
 import org.idempotent.Resources;
+import org.idempotent.schema.entity.DedupLayout;
 
 /**
  * Brings the schema to the version this WAR needs, before any message is consumed.
@@ -37,15 +37,18 @@ import org.idempotent.Resources;
 public class SchemaMigration {
 
     /**
-     * How processed_events is laid out when the schema is installed: {@code none}, one table whose rows the purge
-     * deletes in batches, or {@code week}, partitioned by the week each event occurred, whose weeks the purge drops
-     * whole (V8__processed_events_by_week.sql). Read by the migration only: an installed table keeps its layout until
-     * its owner converts it.
+     * How processed_events is laid out when the schema is installed ({@link DedupLayout}): {@code id} (shipped),
+     * partitioned by the event ID, whose days of v7 IDs the purge drops whole (V12__processed_events_by_id.sql);
+     * {@code none}, one table whose rows the purge deletes in batches; or {@code week}, partitioned by the week each
+     * event occurred (V8__processed_events_by_week.sql). Read by the migration only: an installed table keeps its
+     * layout until its owner converts it.
      */
     public static final String DEDUP_PARTITIONING = "DEDUP_PARTITIONING";
 
-    static final String PARTITIONED =
-            "SELECT EXISTS (SELECT FROM pg_partitioned_table WHERE partrelid = 'processed_events'::regclass)";
+    /** The layout as the catalog has it: how processed_events is partitioned, if it is. */
+    static final String LAYOUT = """
+            SELECT p.partstrat::text FROM pg_class c LEFT JOIN pg_partitioned_table p ON p.partrelid = c.oid
+             WHERE c.oid = 'processed_events'::regclass""";
 
     private static final Logger LOG = Logger.getLogger(SchemaMigration.class.getName());
 
@@ -57,14 +60,15 @@ public class SchemaMigration {
     String partitioning;
 
     private volatile String version;
-    private volatile boolean dedupByWeek;
+    private volatile DedupLayout layout;
 
     @PostConstruct
     void migrate() {
+        DedupLayout configured = DedupLayout.of(partitioning);
         FluentConfiguration configuration = Flyway.configure(SchemaMigration.class.getClassLoader())
                 .dataSource(dataSource)
                 .locations("classpath:db/migration")
-                .placeholders(Map.of("dedupPartitioning", partitioning));
+                .placeholders(configured.placeholders());
         // Flyway's default transactional lock keeps a transaction open for the whole migration, which a
         // CREATE INDEX CONCURRENTLY waits for forever: take the session-level advisory lock instead.
         configuration
@@ -72,36 +76,40 @@ public class SchemaMigration {
                 .setTransactionalLock(false);
         MigrateResult result = configuration.load().migrate();
         version = result.targetSchemaVersion != null ? result.targetSchemaVersion : result.initialSchemaVersion;
-        dedupByWeek = partitionedByWeek();
+        layout = installedLayout();
         LOG.log(Level.INFO, "Schema at version {0} ({1} migrations applied); processed_events {2}", new Object[] {
-            version, result.migrationsExecuted, dedupByWeek ? "partitioned by week" : "not partitioned"
+            version, result.migrationsExecuted, layout.description()
         });
-        if (dedupByWeek != "week".equals(partitioning)) {
+        if (layout != configured) {
             LOG.log(
                     Level.WARNING,
                     "{0}={1}, but processed_events is {2}: the layout is chosen when the schema is "
                             + "installed; an installed table is converted by its owner (operations.md)",
-                    new Object[] {
-                        DEDUP_PARTITIONING, partitioning, dedupByWeek ? "partitioned by week" : "not partitioned"
-                    });
+                    new Object[] {DEDUP_PARTITIONING, partitioning, layout.description()});
         }
     }
 
-    private boolean partitionedByWeek() {
+    private DedupLayout installedLayout() {
         try (Connection connection = dataSource.getConnection();
-                PreparedStatement query = connection.prepareStatement(PARTITIONED);
+                PreparedStatement query = connection.prepareStatement(LAYOUT);
                 ResultSet row = query.executeQuery()) {
             row.next();
-            return row.getBoolean(1);
+            return DedupLayout.ofPartitionStrategy(row.getString(1));
         } catch (SQLException e) {
             throw new IllegalStateException("processed_events' layout cannot be read: " + e.getMessage(), e);
         }
     }
 
-    /** Whether processed_events is partitioned by week; read after the migration: a conversion needs a restart. */
+    /** processed_events' layout as installed; read after the migration: a conversion needs a restart. */
+    @Lock(LockType.READ)
+    public DedupLayout dedupLayout() {
+        return layout;
+    }
+
+    /** Whether processed_events is partitioned by week, whose deliveries claim their ID before the insert. */
     @Lock(LockType.READ)
     public boolean dedupByWeek() {
-        return dedupByWeek;
+        return layout == DedupLayout.WEEK;
     }
 
     /** Returns once the schema is migrated; blocks a caller that arrives while the migration is still running. */

@@ -22,6 +22,7 @@ class DedupHorizonTest {
 
     DedupHorizonTest() {
         window(() -> 14);
+        horizon.idTimeCounts = false;
     }
 
     /** The configured RETENTION_DAYS, as the settings would read it. */
@@ -113,7 +114,71 @@ class DedupHorizonTest {
                 .containsEntry(MessageProperties.HORIZON_SECONDS, String.valueOf(HORIZON.toSeconds()));
     }
 
+    @Test
+    void inTheTableByIdAV7IdMadePastTheHorizonIsStaleWhateverItsMessageSays() {
+        horizon.idTimeCounts = true;
+        PaymentEvent madeLongAgo = new PaymentEvent(uuid7(NOW.minus(HORIZON).minusSeconds(1)), "acct", 100, NOW);
+
+        DeliveryResult.MovedAside stale = horizon.stale(madeLongAgo, NOW, NOW).orElseThrow();
+
+        assertThat(stale.evidence())
+                .containsEntry(
+                        MessageProperties.ID_AGE_SECONDS,
+                        String.valueOf(HORIZON.plusSeconds(1).toSeconds()));
+        assertThat(horizon.stale(
+                        new PaymentEvent(uuid7(NOW.minus(HORIZON).plusSeconds(1)), "acct", 100, NOW), NOW, NOW))
+                .isEmpty();
+        assertThat(horizon.stale(new PaymentEvent(UUID.randomUUID(), "acct", 100, NOW), NOW, NOW))
+                .as("a v4 ID has no time of its own")
+                .isEmpty();
+    }
+
+    @Test
+    void inTheOtherLayoutsAV7IdsOwnTimeDoesNotCount() {
+        PaymentEvent madeLongAgo = new PaymentEvent(uuid7(NOW.minus(Duration.ofDays(400))), "acct", 100, NOW);
+
+        assertThat(horizon.stale(madeLongAgo, NOW, NOW)).isEmpty();
+    }
+
+    /**
+     * The table by ID drops a day of v7 records once the window has passed the day's end
+     * (processed_events_expired_days: day + 1 <= now - window). From a day before that moment on, a copy of the
+     * day's last event is past the horizon (the window less a day), so none arrives after the drop without being
+     * quarantined, for any window the purge runs with.
+     */
+    @Test
+    void everyCopyOfADroppedDaysEventsIsPastTheHorizonFromADayBeforeTheDrop() {
+        horizon.idTimeCounts = true;
+        Instant dayEnd = Instant.parse("2026-11-10T00:00:00Z");
+        PaymentEvent lastOfTheDay = new PaymentEvent(uuid7(dayEnd.minusMillis(1)), "acct", 100, null);
+        for (int days = 2; days <= 60; days++) {
+            window(days);
+            Instant drop = dayEnd.plus(Duration.ofDays(days));
+
+            assertThat(horizon.stale(lastOfTheDay, null, drop.minus(RetentionPolicy.MARGIN)))
+                    .as("a day before the drop, window %d days", days)
+                    .isPresent();
+            assertThat(horizon.stale(
+                            lastOfTheDay,
+                            null,
+                            drop.minus(RetentionPolicy.MARGIN).minusSeconds(1)))
+                    .as("just before that, window %d days", days)
+                    .isEmpty();
+        }
+    }
+
+    private void window(int days) {
+        window(() -> days);
+    }
+
     private static PaymentEvent event(Instant occurredAt) {
         return new PaymentEvent(UUID.randomUUID(), "acct", 100, occurredAt);
+    }
+
+    /** An RFC 9562 version 7 ID made at {@code time}: its Unix milliseconds first, the rest random. */
+    private static UUID uuid7(Instant time) {
+        UUID random = UUID.randomUUID();
+        long most = (time.toEpochMilli() << 16) | 0x7000L | (random.getMostSignificantBits() & 0x0FFFL);
+        return new UUID(most, random.getLeastSignificantBits());
     }
 }

@@ -1,0 +1,69 @@
+package org.idempotent.schema.entity;
+
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * How processed_events is laid out, as {@code DEDUP_PARTITIONING} names it when a schema is installed and as the
+ * catalog says afterwards: the setting chooses the layout of a new install only, and an installed table keeps its own
+ * until its owner converts it (operations.md).
+ */
+public enum DedupLayout {
+    /** One table whose expired rows the purge deletes in batches. */
+    NONE,
+    /** Partitioned by the week each event occurred; a claim keeps an ID unique across weeks (V8). */
+    WEEK,
+    /**
+     * Partitioned by the event ID: a UTC day of v7 IDs per partition, every other version in one table (V12). A copy
+     * has its original's ID and so lands in its partition: the primary key alone decides.
+     */
+    ID;
+
+    /** The value of {@code DEDUP_PARTITIONING} that installs it. */
+    public String setting() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    /**
+     * @throws IllegalArgumentException naming the values there are, if {@code setting} is none of them
+     */
+    public static DedupLayout of(String setting) {
+        return Arrays.stream(values())
+                .filter(layout -> layout.setting().equals(setting))
+                .findFirst()
+                .orElseThrow(() -> new IllegalArgumentException(
+                        "DEDUP_PARTITIONING=" + setting + " is none of id, none and week"));
+    }
+
+    /**
+     * The migrations' placeholders for a new install of this layout: V8 knows none and week only and is told none for
+     * id (V12 then makes the table by ID of the empty unpartitioned one); V12 is told the layout itself.
+     */
+    public Map<String, String> placeholders() {
+        return Map.of("dedupPartitioning", this == WEEK ? "week" : "none", "dedupLayout", setting());
+    }
+
+    /** How the catalog says it: a table not partitioned, by range (of the day), or by list (of the ID's version). */
+    public static DedupLayout ofPartitionStrategy(String strategy) {
+        if (strategy == null) {
+            return NONE;
+        }
+        return switch (strategy) {
+            case "r" -> WEEK;
+            case "l" -> ID;
+            default ->
+                throw new IllegalStateException(
+                        "processed_events is partitioned by " + strategy + ", a layout this version does not know");
+        };
+    }
+
+    /** As the startup log and the warnings say it. */
+    public String description() {
+        return switch (this) {
+            case NONE -> "not partitioned";
+            case WEEK -> "partitioned by week";
+            case ID -> "partitioned by event ID (a day of v7 IDs per partition)";
+        };
+    }
+}
