@@ -2,6 +2,7 @@ package org.idempotent.stack;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -60,6 +61,45 @@ public class ChildProcess implements AutoCloseable {
 
     public Path log() {
         return log;
+    }
+
+    /**
+     * The part of the log a reader of a CI transcript needs when the process misbehaved, where the log file itself is
+     * gone with the machine: its last {@code limit} warnings and errors (and their causes), and the main thread's
+     * stack from the thread dump at its end, if there is one.
+     */
+    public String logExcerpt(int limit) {
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(log, StandardCharsets.ISO_8859_1);
+        } catch (IOException e) {
+            return "(log unreadable: " + e.getMessage() + ")";
+        }
+        List<String> notable = lines.stream()
+                .filter(line -> line.contains("[SEVERE]")
+                        || line.contains("[WARNING]")
+                        || line.startsWith("Caused by:")
+                        || line.contains("Exception:"))
+                .toList();
+        StringBuilder excerpt =
+                new StringBuilder("last warnings and errors of ").append(log).append(':');
+        notable.subList(Math.max(0, notable.size() - limit), notable.size())
+                .forEach(line -> excerpt.append("\n  ").append(line.strip()));
+        int main = -1;
+        for (int i = lines.size() - 1; i >= 0 && main < 0; i--) {
+            if (lines.get(i).startsWith("\"main\"")) {
+                main = i;
+            }
+        }
+        if (main >= 0) {
+            excerpt.append("\nthe main thread:");
+            for (int i = main;
+                    i < Math.min(lines.size(), main + 40) && !lines.get(i).isBlank();
+                    i++) {
+                excerpt.append("\n  ").append(lines.get(i).strip());
+            }
+        }
+        return excerpt.toString();
     }
 
     /** kill -9: no shutdown hook, no clean close of anything. */

@@ -248,9 +248,10 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             }
         }
         threadDump();
+        String excerpt = logExcerpt(20);
         // Nobody holds this process once the caller has the exception: stop it, or it consumes on for ever.
         stop(Duration.ofSeconds(30));
         throw new IllegalStateException(name() + " not ready after " + timeout + " (" + last + "); see " + log()
-                + ", which ends with a thread dump");
+                + ", which ends with a thread dump; " + excerpt);
     }
 }
