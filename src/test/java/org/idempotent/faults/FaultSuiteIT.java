@@ -71,12 +71,14 @@ class FaultSuiteIT {
 
     @BeforeAll
     void startStack() {
-        // processed_events in the layout of a new install (by event ID): the scenarios' time-ordered v7 IDs go to
+        // processed_events partitioned by event ID (DEDUP_PARTITIONING=id): the scenarios' time-ordered v7 IDs go to
         // their day's partition, the hot account's random v4 IDs to the table of other versions (the failover suite
         // keeps the unpartitioned table under its faults).
         stack = new FaultStack(
                 "faults",
                 Map.of(
+                        "DEDUP_PARTITIONING",
+                        "id",
                         "CONSUMER_MAX_SESSIONS",
                         String.valueOf(SESSIONS),
                         // The broker's cap below, which a deferred refund's back-off follows too.

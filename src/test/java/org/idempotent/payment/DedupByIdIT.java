@@ -33,7 +33,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.postgresql.util.PSQLException;
 
 /**
- * processed_events partitioned by event ID (DEDUP_PARTITIONING=id, the layout of a new install), on a database of its
+ * processed_events partitioned by event ID (DEDUP_PARTITIONING=id), on a database of its
  * own: a copy lands where its original is whatever it says of its time, the purge drops a day of v7 IDs only when the
  * dedup horizon already quarantines every event it could hold, and an insert never fails for want of a partition.
  */

@@ -37,9 +37,9 @@ import org.idempotent.schema.entity.DedupLayout;
 public class SchemaMigration {
 
     /**
-     * How processed_events is laid out when the schema is installed ({@link DedupLayout}): {@code id} (shipped),
-     * partitioned by the event ID, whose days of v7 IDs the purge drops whole (V12__processed_events_by_id.sql);
-     * {@code none}, one table whose rows the purge deletes in batches; or {@code week}, partitioned by the week each
+     * How processed_events is laid out when the schema is installed ({@link DedupLayout}): {@code none} (shipped),
+     * one table whose rows the purge deletes in batches; {@code id}, partitioned by the event ID, whose days of v7 IDs
+     * the purge drops whole (V12__processed_events_by_id.sql); or {@code week}, partitioned by the week each
      * event occurred (V8__processed_events_by_week.sql). Read by the migration only: an installed table keeps its
      * layout until its owner converts it.
      */

@@ -60,7 +60,7 @@ class DeliveryTest {
         delivery.longestDeferral = 300;
         delivery.processor = database;
         delivery.horizon = new DedupHorizon();
-        delivery.horizon.idTimeCounts = true; // the layout of a new install: the table by event ID
+        delivery.horizon.idTimeCounts = true; // the table by event ID
         delivery.tracing = new Tracing();
         delivery.horizon.retention = new RetentionSettings() {
             @Override
