@@ -16,6 +16,8 @@ public class ChildProcess implements AutoCloseable {
     private final String name;
     private final Process process;
     private final Path log;
+    /** Where this process's output starts in its log, which earlier processes of the same name may have written. */
+    private final long logStart;
 
     protected ChildProcess(
             String name, List<String> command, Map<String, String> environment, Path log, boolean showOutput)
@@ -23,6 +25,7 @@ public class ChildProcess implements AutoCloseable {
         this.name = name;
         this.log = log;
         Files.createDirectories(log.getParent());
+        this.logStart = Files.exists(log) ? Files.size(log) : 0;
         ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true);
         builder.environment().putAll(environment);
         if (showOutput) {
@@ -100,6 +103,12 @@ public class ChildProcess implements AutoCloseable {
             }
         }
         return excerpt.toString();
+    }
+
+    /** What this process has written to its log so far. */
+    protected String logSinceStart() throws IOException {
+        String whole = Files.readString(log, StandardCharsets.ISO_8859_1);
+        return whole.substring((int) Math.min(logStart, whole.length()));
     }
 
     /** kill -9: no shutdown hook, no clean close of anything. */
