@@ -15,6 +15,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.function.Supplier;
 
 /**
  * Payara Micro with the Artemis RAR and a WAR, configured by server-config/post-boot-commands.asadmin from the
@@ -65,18 +66,11 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
     /** The same, also running {@code extraCommands} (asadmin) after the product's own post-boot commands. */
     public static PayaraMicroProcess startReady(
             String name, Settings settings, Path war, List<String> extraCommands, List<String> jvmOptions) {
+        Supplier<PayaraMicroProcess> attempt = () -> start(
+                        name, settings, war, false, extraCommands, null, jvmOptions, ClassDataArchive.next(), List.of())
+                .awaitReady(READY_TIMEOUT);
         try {
-            return start(
-                            name,
-                            settings,
-                            war,
-                            false,
-                            extraCommands,
-                            null,
-                            jvmOptions,
-                            ClassDataArchive.next(),
-                            List.of())
-                    .awaitReady(READY_TIMEOUT);
+            return attempt.get();
         } catch (DeploymentFailed once) {
             // Payara Micro 6.2025.10 now and then fails the WAR's deployment at boot in its own code (a
             // NullPointerException in NamingResources.addEnvironment, in a clean-clone run of 11005bb as of later
@@ -84,17 +78,7 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             System.err.printf(
                     "%s: Payara Micro failed to deploy the WAR at boot, starting it once more (%s)%n",
                     name, once.getMessage().lines().findFirst().orElse(""));
-            return start(
-                            name,
-                            settings,
-                            war,
-                            false,
-                            extraCommands,
-                            null,
-                            jvmOptions,
-                            ClassDataArchive.next(),
-                            List.of())
-                    .awaitReady(READY_TIMEOUT);
+            return attempt.get();
         }
     }
 
