@@ -67,14 +67,14 @@ public class ChildProcess implements AutoCloseable {
     }
 
     /**
-     * The part of the log a reader of a CI transcript needs when the process misbehaved, where the log file itself is
-     * gone with the machine: its last {@code limit} warnings and errors (and their causes), and the main thread's
-     * stack from the thread dump at its end, if there is one.
+     * The part of this process's log a reader of a CI transcript needs when it misbehaved, where the log file itself
+     * is gone with the machine (earlier processes of the same name left out): its last {@code limit} warnings and
+     * errors (and their causes), and the main thread's stack from the thread dump at its end, if there is one.
      */
     public String logExcerpt(int limit) {
         List<String> lines;
         try {
-            lines = Files.readAllLines(log, StandardCharsets.ISO_8859_1);
+            lines = logSinceStart().lines().toList();
         } catch (IOException e) {
             return "(log unreadable: " + e.getMessage() + ")";
         }
