@@ -6,7 +6,6 @@ import jakarta.annotation.PostConstruct;
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
-import jakarta.inject.Provider;
 import jakarta.jms.ConnectionFactory;
 import jakarta.jms.DeliveryMode;
 import jakarta.jms.JMSException;
@@ -47,9 +46,11 @@ public class AnnouncementPublisher {
     @Resource(lookup = Resources.CONNECTION_FACTORY)
     ConnectionFactory connectionFactory;
 
+    // The value itself, read once: a Provider's get() would make a @Dependent instance of the config producer on
+    // every pass, which CDI keeps as a dependent object of this application-scoped bean for good.
     @Inject
     @ConfigProperty(name = ADDRESS)
-    Provider<String> address;
+    String address;
 
     @Inject
     MetricRegistry metrics;
@@ -80,7 +81,7 @@ public class AnnouncementPublisher {
             broker = connectionFactory.createConnection();
             try {
                 transacted = broker.createSession(Session.SESSION_TRANSACTED);
-                destination = address.get();
+                destination = address;
                 topic = transacted.createTopic(destination);
             } catch (JMSException | RuntimeException e) {
                 broker.close();
