@@ -2,13 +2,19 @@ package org.idempotent.stack;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import java.util.zip.CRC32;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipFile;
 
 /**
  * A class-data-sharing archive of Payara Micro with the product deployed, for the Payara Micro JVMs of the test run
@@ -16,11 +22,14 @@ import java.util.logging.Logger;
  * exits normally, every later one maps it instead of loading and verifying those classes again (measured on one test
  * instance: ready in 8.6-8.8 s against 10.6-10.9 s).
  *
- * <p>The archive is named after this JDK's version and the Payara Micro jar's size and time, so a new JDK or a new
- * Payara Micro gets an archive of its own; a class that changed since (a rebuilt WAR) fails the JVM's own check and is
- * loaded from its jar as usual. A JVM killed before it exits writes nothing, and a later instance tries again.
+ * <p>The archive is named after this JDK's version, the Payara Micro jar's size and time and the WAR's content (its
+ * entries' names and checksums, not the time it was packaged): a new JDK, Payara Micro or WAR gets an archive of its
+ * own, and writing it removes the older ones. The WAR counts
+ * because an archive holds the application's classes too, and one of them removed from the WAR since was still loaded
+ * from it (a listener deleted from the sources failed the deployment at boot with NoSuchMethodError). A JVM killed
+ * before it exits writes nothing, and a later instance tries again.
  */
-record ClassDataArchive(List<String> options, Path writing) {
+record ClassDataArchive(List<String> options, Path writing, Path war) {
 
     static final String ENABLED = "stack.class.data.sharing";
     private static final Logger LOG = Logger.getLogger(ClassDataArchive.class.getName());
@@ -31,29 +40,29 @@ record ClassDataArchive(List<String> options, Path writing) {
 
     /** Neither maps nor writes an archive (another JDK's JVM, or a run that does not ask for it). */
     static ClassDataArchive none() {
-        return new ClassDataArchive(List.of(), null);
+        return new ClassDataArchive(List.of(), null, null);
     }
 
-    /** For the next Payara Micro on this JVM's {@code java}: map the archive, write it, or neither. */
-    static ClassDataArchive next() {
-        return next(Boolean.getBoolean(ENABLED));
+    /** For the next Payara Micro on this JVM's {@code java} with {@code war}: map the archive, write it, or neither. */
+    static ClassDataArchive next(Path war) {
+        return next(Boolean.getBoolean(ENABLED), war);
     }
 
-    /** {@link #next()}, asked for or not by the caller rather than by the run's system property. */
-    static ClassDataArchive next(boolean wanted) {
+    /** {@link #next(Path)}, asked for or not by the caller rather than by the run's system property. */
+    static ClassDataArchive next(boolean wanted, Path war) {
         if (!wanted) {
             return none();
         }
-        Path archive = archive();
+        Path archive = archive(war);
         if (Files.isRegularFile(archive)) {
-            return new ClassDataArchive(List.of("-XX:SharedArchiveFile=" + archive), null);
+            return new ClassDataArchive(List.of("-XX:SharedArchiveFile=" + archive), null, war);
         }
         if (!WRITING.compareAndSet(false, true)) {
             return none();
         }
         Path writing = archive.resolveSibling(
                 archive.getFileName() + "." + ProcessHandle.current().pid());
-        return new ClassDataArchive(List.of("-XX:ArchiveClassesAtExit=" + writing), writing);
+        return new ClassDataArchive(List.of("-XX:ArchiveClassesAtExit=" + writing), writing, war);
     }
 
     /** Once the JVM it was for has exited: a complete archive is put in place, anything else dropped. */
@@ -63,8 +72,10 @@ record ClassDataArchive(List<String> options, Path writing) {
         }
         try {
             if ((exitCode == 0 || exitCode == TERMINATED) && Files.isRegularFile(writing)) {
-                Files.move(writing, archive(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-                LOG.log(Level.INFO, "Payara Micro class-data-sharing archive written: {0}", archive());
+                Path archive = archive(war);
+                Files.move(writing, archive, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+                removeAllBut(archive);
+                LOG.log(Level.INFO, "Payara Micro class-data-sharing archive written: {0}", archive);
             } else {
                 Files.deleteIfExists(writing);
             }
@@ -75,16 +86,41 @@ record ClassDataArchive(List<String> options, Path writing) {
         }
     }
 
-    private static Path archive() {
+    private static Path archive(Path war) {
         try {
             Path jar = Build.PAYARA_MICRO;
             return jar.resolveSibling(String.format(
-                    "payara-micro-%s-%x-%x.jsa",
+                    "payara-micro-%s-%x-%x-%08x.jsa",
                     Runtime.version(),
                     Files.size(jar),
-                    Files.getLastModifiedTime(jar).toMillis()));
+                    Files.getLastModifiedTime(jar).toMillis(),
+                    content(war)));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A checksum of the entries' names and checksums, as the WAR's directory lists them: the same for a repackaging. */
+    private static long content(Path war) throws IOException {
+        CRC32 content = new CRC32();
+        try (ZipFile zip = new ZipFile(war.toFile())) {
+            zip.stream().sorted(Comparator.comparing(ZipEntry::getName)).forEach(entry -> {
+                content.update(entry.getName().getBytes(StandardCharsets.UTF_8));
+                content.update(
+                        ByteBuffer.allocate(Long.BYTES).putLong(entry.getCrc()).flip());
+            });
+        }
+        return content.getValue();
+    }
+
+    /** The archives of earlier builds: a run maps only the newest, and each is the size of the loaded classes. */
+    private static void removeAllBut(Path archive) throws IOException {
+        try (var siblings = Files.newDirectoryStream(archive.getParent(), "payara-micro-*.jsa")) {
+            for (Path other : siblings) {
+                if (!other.equals(archive)) {
+                    Files.deleteIfExists(other);
+                }
+            }
         }
     }
 }

@@ -67,7 +67,15 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
     public static PayaraMicroProcess startReady(
             String name, Settings settings, Path war, List<String> extraCommands, List<String> jvmOptions) {
         Supplier<PayaraMicroProcess> attempt = () -> start(
-                        name, settings, war, false, extraCommands, null, jvmOptions, ClassDataArchive.next(), List.of())
+                        name,
+                        settings,
+                        war,
+                        false,
+                        extraCommands,
+                        null,
+                        jvmOptions,
+                        ClassDataArchive.next(war),
+                        List.of())
                 .awaitReady(READY_TIMEOUT);
         try {
             return attempt.get();
@@ -100,14 +108,14 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
                 List.of(),
                 null,
                 List.of(jvmOptions),
-                ClassDataArchive.next(),
+                ClassDataArchive.next(war),
                 List.of());
     }
 
     /** On another JDK's {@code java} binary (null: this JVM's), for a benchmark's side-by-side run. */
     public static PayaraMicroProcess start(
             String name, Settings settings, Path war, boolean showOutput, Path java, List<String> jvmOptions) {
-        ClassDataArchive archive = java == null ? ClassDataArchive.next() : ClassDataArchive.none();
+        ClassDataArchive archive = java == null ? ClassDataArchive.next(war) : ClassDataArchive.none();
         return start(name, settings, war, showOutput, List.of(), java, jvmOptions, archive, List.of());
     }
 
@@ -124,7 +132,7 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             List<String> jvmOptions,
             boolean sharing,
             List<String> microOptions) {
-        ClassDataArchive archive = ClassDataArchive.next(sharing);
+        ClassDataArchive archive = ClassDataArchive.next(sharing, war);
         return start(name, settings, war, false, List.of(), null, jvmOptions, archive, microOptions);
     }
 
