@@ -2,11 +2,7 @@ package org.idempotent.loadgen;
 
 import java.sql.Array;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Set;
 import org.idempotent.stack.Database;
@@ -79,14 +75,14 @@ public final class LoadGenerator {
             long deadline = System.nanoTime() + timeout.toNanos();
             while (applied < distinctCount && System.nanoTime() < deadline) {
                 Thread.sleep(1000);
-                applied = countApplied(db, ids);
+                applied = Regimes.countApplied(db, ids);
                 System.out.printf(
                         "  sent %6d/%d   applied %6d/%d   %5.1f s%n",
                         traffic.sent(), count, applied, distinctCount, seconds(start));
             }
             traffic.await();
             double elapsed = seconds(start);
-            Map<String, Long> actual = balances(db, accounts + "%");
+            Map<String, Long> actual = Regimes.balances(db, accounts + "%");
             int wrong = 0;
             for (Map.Entry<String, Long> account : expected.entrySet()) {
                 Long balance = actual.get(account.getKey());
@@ -110,30 +106,6 @@ public final class LoadGenerator {
                     wrong == 0 && applied == distinctCount ? "EXACT" : "WRONG");
             System.exit(wrong == 0 && applied == distinctCount ? 0 : 1);
         }
-    }
-
-    private static long countApplied(Connection db, Array ids) throws SQLException {
-        try (PreparedStatement query =
-                db.prepareStatement("SELECT count(*) FROM processed_events WHERE event_id = ANY (?)")) {
-            query.setArray(1, ids);
-            try (ResultSet row = query.executeQuery()) {
-                row.next();
-                return row.getLong(1);
-            }
-        }
-    }
-
-    private static Map<String, Long> balances(Connection db, String pattern) throws SQLException {
-        Map<String, Long> balances = new HashMap<>();
-        try (PreparedStatement query = db.prepareStatement("SELECT id, balance_cents FROM accounts WHERE id LIKE ?")) {
-            query.setString(1, pattern);
-            try (ResultSet rows = query.executeQuery()) {
-                while (rows.next()) {
-                    balances.put(rows.getString(1), rows.getLong(2));
-                }
-            }
-        }
-        return balances;
     }
 
     private static double seconds(long start) {
