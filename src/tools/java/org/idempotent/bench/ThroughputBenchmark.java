@@ -97,7 +97,8 @@ public final class ThroughputBenchmark {
             + " --outbox-writes (each pass prints the outbox's row versions per payment; 11 s more per pass)"
             + " --duplicate-cost [product,label] (the product and the compared variants, or those named, without"
             + " duplicates and with a copy of each event: CPU per duplicate against CPU per new payment)"
-            + VolumeBenchmark.USAGE;
+            + VolumeBenchmark.USAGE
+            + MemorySoak.USAGE;
 
     private static final Set<String> OPTIONS = Set.of(
             "messages",
@@ -150,6 +151,7 @@ public final class ThroughputBenchmark {
         FLYWAY.setLevel(java.util.logging.Level.WARNING);
         Set<String> known = new HashSet<>(OPTIONS);
         known.addAll(VolumeBenchmark.OPTIONS);
+        known.addAll(MemorySoak.OPTIONS);
         Options options = Options.parse(args, known, USAGE);
         Settings settings = Settings.fromEnvironment()
                 .with("DB_NAME", "payments_bench")
@@ -161,6 +163,10 @@ public final class ThroughputBenchmark {
         Files.createDirectories(settings.stackDir());
         if (options.has("volume")) {
             VolumeBenchmark.main(options, settings, OUT);
+            return;
+        }
+        if (options.has("soak")) {
+            MemorySoak.main(options, settings, OUT);
             return;
         }
         Files.deleteIfExists(OUT.resolve("product.jfr"));
