@@ -30,12 +30,13 @@ import org.idempotent.stack.Settings;
 final class MemorySoak {
 
     static final List<String> OPTIONS =
-            List.of("soak", "soak-fast", "soak-one-by-one", "soak-rate", "soak-slices", "soak-traced");
+            List.of("soak", "soak-fast", "soak-one-by-one", "soak-rate", "soak-slices", "soak-traced", "soak-war");
 
     static final String USAGE = " --soak (what a running consumer keeps: --soak-fast N messages at full speed, then"
             + " --soak-one-by-one N at --soak-rate per second, in --soak-slices slices each, a fifth of them copies;"
             + " 120000 and 6000, over 100,000 and 5,000 distinct events; 50, 4;"
-            + " --soak-traced: every span exported over OTLP to a receiver in the benchmark)";
+            + " --soak-traced: every span exported over OTLP to a receiver in the benchmark; --soak-war PATH: another"
+            + " build's WAR)";
 
     /** Growth of the live heap over both regimes that fails the soak. */
     private static final long HEAP_BOUND_BYTES = 1024 * 1024;
@@ -56,15 +57,17 @@ final class MemorySoak {
 
     private final Settings settings;
     private final PayaraMicroProcess micro;
+    private final Path war;
     private final Map<String, ClassHistogram> checkpoints = new LinkedHashMap<>();
     /** The distinct events applied in the slice that ends at each checkpoint. */
     private final Map<String, Long> eventsIn = new LinkedHashMap<>();
 
     private long seed = 42;
 
-    private MemorySoak(Settings settings, PayaraMicroProcess micro) {
+    private MemorySoak(Settings settings, PayaraMicroProcess micro, Path war) {
         this.settings = settings;
         this.micro = micro;
+        this.war = war;
     }
 
     static void main(Options options, Settings base, Path out) throws Exception {
@@ -75,6 +78,7 @@ final class MemorySoak {
         if (fast < slices || oneByOne < slices || rate <= 0 || slices < 2) {
             throw new IllegalArgumentException("--soak-fast and --soak-one-by-one >= --soak-slices >= 2, a rate > 0");
         }
+        Path war = options.has("soak-war") ? Path.of(options.get("soak-war", "")) : Build.WAR;
         boolean held;
         try (PostgresCluster postgres =
                         PostgresCluster.create(out.resolve("soak-postgres").toAbsolutePath(), List.of());
@@ -83,9 +87,8 @@ final class MemorySoak {
             OtlpReceiver otlp = options.has("soak-traced") ? OtlpReceiver.counting() : null;
             String[] tracing =
                     otlp == null ? new String[0] : new String[] {"-Dotel.exporter.otlp.endpoint=" + otlp.endpoint()};
-            try (PayaraMicroProcess micro =
-                    PayaraMicroProcess.startReady("bench-soak", stack.settings, Build.WAR, tracing)) {
-                held = new MemorySoak(stack.settings, micro).run(fast, oneByOne, rate, slices);
+            try (PayaraMicroProcess micro = PayaraMicroProcess.startReady("bench-soak", stack.settings, war, tracing)) {
+                held = new MemorySoak(stack.settings, micro, war).run(fast, oneByOne, rate, slices);
             } finally {
                 if (otlp != null) {
                     System.out.printf("Tracing on: %,d spans received over OTLP/HTTP%n", otlp.received());
@@ -106,7 +109,7 @@ final class MemorySoak {
                         + " slices each, a fifth of them copies and 5 %% refunds; live heap per class after a full GC"
                         + " (jcmd GC.class_histogram)%n",
                 micro.pid(),
-                Build.WAR.getFileName(),
+                war,
                 fast,
                 oneByOne,
                 rate,
