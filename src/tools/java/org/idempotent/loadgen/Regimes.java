@@ -87,27 +87,25 @@ public final class Regimes {
 
     /** The balances of the accounts {@code pattern} (SQL LIKE) matches. */
     public static Map<String, Long> balances(Connection db, String pattern) throws SQLException {
-        Map<String, Long> balances = new HashMap<>();
         try (PreparedStatement query = db.prepareStatement("SELECT id, balance_cents FROM accounts WHERE id LIKE ?")) {
             query.setString(1, pattern);
-            try (ResultSet rows = query.executeQuery()) {
-                while (rows.next()) {
-                    balances.put(rows.getString(1), rows.getLong(2));
-                }
-            }
+            return balances(query);
         }
-        return balances;
     }
 
     private static Map<String, Long> balances(Connection db, Map<String, Long> accounts) throws SQLException {
-        Map<String, Long> balances = new HashMap<>();
         try (PreparedStatement query =
                 db.prepareStatement("SELECT id, balance_cents FROM accounts WHERE id = ANY (?)")) {
             query.setArray(1, db.createArrayOf("text", accounts.keySet().toArray()));
-            try (ResultSet rows = query.executeQuery()) {
-                while (rows.next()) {
-                    balances.put(rows.getString(1), rows.getLong(2));
-                }
+            return balances(query);
+        }
+    }
+
+    private static Map<String, Long> balances(PreparedStatement query) throws SQLException {
+        Map<String, Long> balances = new HashMap<>();
+        try (ResultSet rows = query.executeQuery()) {
+            while (rows.next()) {
+                balances.put(rows.getString(1), rows.getLong(2));
             }
         }
         return balances;

@@ -7,6 +7,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -24,17 +26,22 @@ import java.util.zip.ZipFile;
  *
  * <p>The archive is named after this JDK's version, the Payara Micro jar's size and time and the WAR's content (its
  * entries' names and checksums, not the time it was packaged): a new JDK, Payara Micro or WAR gets an archive of its
- * own, and writing it removes the older ones. The WAR counts
- * because an archive holds the application's classes too, and one of them removed from the WAR since was still loaded
- * from it (a listener deleted from the sources failed the deployment at boot with NoSuchMethodError). A JVM killed
- * before it exits writes nothing, and a later instance tries again.
+ * own, and the {@link #KEPT} newest are kept (a benchmark may compare two WARs). The WAR counts because an archive holds
+ * the application's classes too, and one of them removed from the WAR since was still loaded from it (a listener
+ * deleted from the sources failed the deployment at boot with NoSuchMethodError). A JVM killed before it exits writes
+ * nothing, and a later instance tries again.
+ *
+ * @param writing where the JVM writes the archive as it exits, or null if it maps one or neither
+ * @param archive where a written archive is put for the later JVMs of the same WAR
  */
-record ClassDataArchive(List<String> options, Path writing, Path war) {
+record ClassDataArchive(List<String> options, Path writing, Path archive) {
 
     static final String ENABLED = "stack.class.data.sharing";
     private static final Logger LOG = Logger.getLogger(ClassDataArchive.class.getName());
     /** One instance of this JVM writes at a time. */
     private static final AtomicBoolean WRITING = new AtomicBoolean();
+    /** Archives kept in target/runtime, the newest: each is about 90 MB. */
+    private static final int KEPT = 3;
     /** What a JVM stopped by SIGTERM exits with, after its shutdown and the archive's dump. */
     private static final int TERMINATED = 128 + 15;
 
@@ -55,14 +62,14 @@ record ClassDataArchive(List<String> options, Path writing, Path war) {
         }
         Path archive = archive(war);
         if (Files.isRegularFile(archive)) {
-            return new ClassDataArchive(List.of("-XX:SharedArchiveFile=" + archive), null, war);
+            return new ClassDataArchive(List.of("-XX:SharedArchiveFile=" + archive), null, archive);
         }
         if (!WRITING.compareAndSet(false, true)) {
             return none();
         }
         Path writing = archive.resolveSibling(
                 archive.getFileName() + "." + ProcessHandle.current().pid());
-        return new ClassDataArchive(List.of("-XX:ArchiveClassesAtExit=" + writing), writing, war);
+        return new ClassDataArchive(List.of("-XX:ArchiveClassesAtExit=" + writing), writing, archive);
     }
 
     /** Once the JVM it was for has exited: a complete archive is put in place, anything else dropped. */
@@ -72,9 +79,8 @@ record ClassDataArchive(List<String> options, Path writing, Path war) {
         }
         try {
             if ((exitCode == 0 || exitCode == TERMINATED) && Files.isRegularFile(writing)) {
-                Path archive = archive(war);
                 Files.move(writing, archive, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-                removeAllBut(archive);
+                keepNewest(archive.getParent());
                 LOG.log(Level.INFO, "Payara Micro class-data-sharing archive written: {0}", archive);
             } else {
                 Files.deleteIfExists(writing);
@@ -113,14 +119,23 @@ record ClassDataArchive(List<String> options, Path writing, Path war) {
         return content.getValue();
     }
 
-    /** The archives of earlier builds: a run maps only the newest, and each is the size of the loaded classes. */
-    private static void removeAllBut(Path archive) throws IOException {
-        try (var siblings = Files.newDirectoryStream(archive.getParent(), "payara-micro-*.jsa")) {
-            for (Path other : siblings) {
-                if (!other.equals(archive)) {
-                    Files.deleteIfExists(other);
-                }
-            }
+    /** The archives of earlier builds, all but the {@link #KEPT} newest, removed. */
+    private static void keepNewest(Path directory) throws IOException {
+        List<Path> archives = new ArrayList<>();
+        try (var found = Files.newDirectoryStream(directory, "payara-micro-*.jsa")) {
+            found.forEach(archives::add);
+        }
+        archives.sort(Comparator.comparing(ClassDataArchive::modified).reversed());
+        for (Path old : archives.subList(Math.min(KEPT, archives.size()), archives.size())) {
+            Files.deleteIfExists(old);
+        }
+    }
+
+    private static FileTime modified(Path file) {
+        try {
+            return Files.getLastModifiedTime(file);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 }
