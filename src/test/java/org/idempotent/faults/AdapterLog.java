@@ -48,6 +48,13 @@ final class AdapterLog {
         return said.toString();
     }
 
+    /** How many lines with one of these codes the instance logged since {@code since}. */
+    static long count(Instance instance, Instant since, List<String> codes) {
+        return lines(instance, since).stream()
+                .filter(line -> codes.stream().anyMatch(line::contains))
+                .count();
+    }
+
     /**
      * A message's code is often on a line of its own below the record's time stamp (Payara's multi-line records), so
      * a line counts from the time of the record it belongs to.
