@@ -81,19 +81,29 @@ final class FaultStack implements AutoCloseable {
          * before the kill, so what the dead JVM counted in the last milliseconds is missing from {@link #total}.
          */
         void crashAndRestart() {
-            crashAndRestartAfter(() -> {});
+            crash();
+            start();
         }
 
-        /** The same, with another failure between the kill and the start (a broker failing over, say). */
-        void crashAndRestartAfter(Runnable meanwhile) {
+        /** Starts it and returns at once: for a scenario in which it is not to be ready. */
+        void startUnready() {
+            process = PayaraMicroProcess.start(name, settings, Build.WAR, false);
+            starts++;
+        }
+
+        /** Once this instance's /health/ready answers UP, or fails after the start's timeout. */
+        void awaitReady() {
+            process.awaitReady(START_TIMEOUT);
+        }
+
+        /** kill -9, the counts read just before. */
+        void crash() {
             InstanceMetrics metrics = metrics();
             long duplicates = metrics.outcome("duplicate");
             long redeliveries = metrics.redeliveries();
             process.kill();
             carried.merge(DUPLICATES, duplicates, Long::sum);
             carried.merge(REDELIVERIES, redeliveries, Long::sum);
-            meanwhile.run();
-            start();
         }
 
         /** Duplicates counted by every incarnation of this instance so far (a running one must be up). */
@@ -172,6 +182,14 @@ final class FaultStack implements AutoCloseable {
 
     Instance startInstance(String name) {
         return startInstances(List.of(name)).get(0);
+    }
+
+    /** One more instance, started without waiting for it to be ready (see {@link Instance#awaitReady}). */
+    Instance startInstanceUnready(String name) {
+        Instance instance = new Instance(name, settings.with("HTTP_PORT", String.valueOf(FreePort.find())));
+        instances.add(instance);
+        instance.startUnready();
+        return instance;
     }
 
     /** Several at once: a JVM's start waits on its disk and its sockets part of the time, which another can use. */

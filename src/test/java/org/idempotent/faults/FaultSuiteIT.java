@@ -3,18 +3,21 @@ package org.idempotent.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.concurrent.CompletableFuture;
+import javax.management.JMException;
 import org.idempotent.faults.FaultStack.Instance;
 import org.idempotent.faults.Invariant.Summary;
 import org.idempotent.fixtures.PostgresServer;
@@ -64,6 +67,8 @@ class FaultSuiteIT {
     private FaultStack stack;
     private Instance consumer;
     private MessageSet all;
+    /** The second instance, from the readiness scenario on. */
+    private Instance second;
 
     private static int scaled(int count) {
         return Math.max(10, (int) Math.round(count * SCALE));
@@ -190,9 +195,9 @@ class FaultSuiteIT {
     /**
      * The broker is stopped and started while producers send, later killed with kill -9 and started again, on the same
      * persistent journal. The producers reconnect and send again what they do not know to be stored (same event IDs,
-     * same bodies), so copies of one event may reach the journal twice; the resource adapter reconnects by itself,
-     * every session back on the queue within {@link FailoverSuiteIT#RESUME_BOUND} of each start (a session whose
-     * acknowledgement failed is set up again by the adapter, after the activation's setupInterval). Every event a
+     * same bodies), so copies of one event may reach the journal twice; the resource adapter's sessions fail over by
+     * themselves, resumed ({@link Resumption}) within {@link FailoverSuiteIT#RESUME_BOUND} of each start, no
+     * activation set up again. Every event a
      * producer saw acknowledged is applied once, balances match the producers' ledger.
      */
     @Test
@@ -205,13 +210,15 @@ class FaultSuiteIT {
         ResendingProducers producers = ResendingProducers.start(stack.settings(), workload, 4, 400);
         track(workload);
         await().atMost(DRAIN).until(() -> producers.reached(0.3));
+        Instant stopped = Instant.now();
         stack.stopBroker();
-        stack.startBroker();
-        CompletableFuture<Long> backAfterTheRestart = sessionsBack();
+        Resumption afterTheRestart =
+                resumed("broker stop and start", stopped, Resumption.acceptingWhile(port(), stack::startBroker));
         await().atMost(DRAIN).until(() -> producers.reached(0.6));
+        Instant killed = Instant.now();
         stack.killBroker();
-        stack.startBroker();
-        CompletableFuture<Long> backAfterTheKill = sessionsBack();
+        Resumption afterTheKill =
+                resumed("broker kill -9 and start", killed, Resumption.acceptingWhile(port(), stack::startBroker));
         assertThat(producers.reached(1)).as("the producers were still sending").isFalse();
         ResendingProducers.Ledger ledger = producers.await();
 
@@ -224,26 +231,31 @@ class FaultSuiteIT {
         assertThat(consumer.starts() - startsBefore)
                 .as("reconnected without a restart")
                 .isZero();
-        for (long back : List.of(backAfterTheRestart.get(), backAfterTheKill.get())) {
-            assertThat(back)
-                    .as("milliseconds from the broker's start until every session was on the queue again")
-                    .isLessThanOrEqualTo(FailoverSuiteIT.RESUME_BOUND.toMillis());
-        }
+        afterTheRestart.assertWithin(FailoverSuiteIT.RESUME_BOUND);
+        afterTheKill.assertWithin(FailoverSuiteIT.RESUME_BOUND);
     }
 
-    /** Milliseconds from now until the broker counts every session of the consumer on the queue; fails after 3 min. */
-    private CompletableFuture<Long> sessionsBack() {
+    private int port() {
+        return stack.settings().getInt("BROKER_PORT");
+    }
+
+    /** From the broker accepting connections until every session of the consumer is on the queue and a commit. */
+    private Resumption resumed(String what, Instant fault, Instant accepting) throws SQLException {
         String queue = stack.settings().get("PAYMENTS_QUEUE");
-        long from = System.nanoTime();
-        return CompletableFuture.supplyAsync(() -> {
-            await().atMost(Duration.ofMinutes(3))
-                    .pollInterval(Duration.ofMillis(100))
-                    .ignoreExceptions()
-                    .until(() -> stack.broker().consumerCount(queue) >= SESSIONS);
-            long back = (System.nanoTime() - from) / 1_000_000;
-            System.out.printf("broker-restart: every session on the queue %d ms after the broker's start%n", back);
-            return back;
-        });
+        return Resumption.measure(
+                what,
+                stack.settings(),
+                List.of(consumer),
+                () -> {
+                    try {
+                        return stack.broker().consumerCount(queue);
+                    } catch (IOException | JMException e) {
+                        throw new IllegalStateException(e);
+                    }
+                },
+                SESSIONS,
+                fault,
+                accepting);
     }
 
     /**
@@ -314,14 +326,46 @@ class FaultSuiteIT {
     }
 
     /**
+     * Readiness speaks for the MDBs' sessions, not only for the broker: a second instance started while the refunds
+     * queue admits one consumer fewer than both instances' sessions answers DOWN and names the queue, though the
+     * broker and the database answer; once the queue admits them all, it is ready, with every session attached.
+     */
+    @Test
+    @Order(6)
+    void readinessIsDownUntilEverySessionOfTheConsumersIsAttached() throws Exception {
+        String refunds = stack.settings().get("REFUNDS_QUEUE");
+        int sessions = stack.settings().getInt("REFUNDS_MAX_SESSIONS");
+        stack.broker().limitConsumers(refunds, 2 * sessions - 1);
+        try {
+            second = stack.startInstanceUnready("consumer-b");
+            await().atMost(Duration.ofMinutes(3))
+                    .pollInterval(Duration.ofMillis(500))
+                    .ignoreExceptions()
+                    .untilAsserted(() -> {
+                        HttpResponse<String> ready = health(second.process().uri("/health/ready"));
+                        assertThat(ready.statusCode()).isEqualTo(503);
+                        assertThat(ready.body())
+                                .contains("\"broker\":\"UP\"", "\"database\":\"UP\"")
+                                .containsPattern("\"consumerSessions\":\"DOWN: [^\"]*" + refunds + " \\d/" + sessions);
+                    });
+            assertThat(stack.broker().consumerCount(refunds)).isLessThan(2 * sessions);
+        } finally {
+            stack.broker().limitConsumers(refunds, -1);
+        }
+        second.awaitReady();
+        await().atMost(Duration.ofSeconds(5))
+                .untilAsserted(
+                        () -> assertThat(stack.broker().consumerCount(refunds)).isEqualTo(2 * sessions));
+    }
+
+    /**
      * A second instance joins the first on the same queue and database; 400 events x 5 copies, interleaved, from 4
      * producer threads, held on the queue until both instances' 32 sessions are connected, then released at once:
      * the copies of one event reach both instances together.
      */
     @Test
-    @Order(6)
+    @Order(7)
     void twoConsumersOnOneQueueApplyEachEventOnce() throws Exception {
-        Instance second = stack.startInstance("consumer-b");
         MessageSet workload = MessageSet.copies(MessageSet.runPrefix("two"), SEED + 6, scaled(400), 5, 100);
         long appliedBefore = consumer.metrics().outcome("applied");
         long duplicatesBefore = consumer.metrics().outcome("duplicate");

@@ -146,7 +146,8 @@ final class Invariant {
         try {
             // The relay too has finished: it stops with the consumers.
             await().atMost(timeout)
-                    .pollInterval(Duration.ofSeconds(1))
+                    .pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(250))
                     .ignoreExceptions()
                     .until(() -> stack.messageCount(queue) + stack.messageCount(refundsQueue) == 0
                             && applied(settings, workload)
@@ -171,7 +172,8 @@ final class Invariant {
         // left is empty by then only if the forward arrived. Give late ones the time; the equality below decides.
         try {
             await().atMost(Duration.ofSeconds(60))
-                    .pollInterval(Duration.ofSeconds(1))
+                    .pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(250))
                     .ignoreExceptions()
                     .until(() -> browse(settings, settings.get("DEAD_LETTER_QUEUE"))
                             >= latest.poison().size());

@@ -45,6 +45,11 @@ public final class RemoteJmx implements AutoCloseable {
         return server.invoke(name, operation, new Object[0], new String[0]);
     }
 
+    /** An operation with one String argument. */
+    public Object invoke(ObjectName name, String operation, String argument) throws JMException, IOException {
+        return server.invoke(name, operation, new Object[] {argument}, new String[] {String.class.getName()});
+    }
+
     public Set<ObjectName> names(ObjectName pattern) throws IOException {
         return server.queryNames(pattern, null);
     }

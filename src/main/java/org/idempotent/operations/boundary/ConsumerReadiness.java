@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import java.util.stream.Collectors;
 import javax.sql.DataSource;
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
@@ -25,11 +26,12 @@ import org.eclipse.microprofile.metrics.MetricRegistry;
 import org.idempotent.Resources;
 import org.idempotent.delivery.control.DatabaseBreaker;
 import org.idempotent.operations.control.DevelopmentPasswords;
+import org.idempotent.operations.control.InboundSessions;
 import org.idempotent.schema.boundary.SchemaMigration;
 
 /**
- * Ready when the schema is migrated, both the database and the broker answer, and the database breaker is closed
- * (consumption is not held back): /health/ready. The answer is kept for a moment: a check takes a pool connection of
+ * Ready when the schema is migrated, both the database and the broker answer, every session of the consumers is
+ * attached to the broker, and the database breaker is closed (consumption is not held back): /health/ready. The answer is kept for a moment: a check takes a pool connection of
  * each kind, and a flood of probes must not take the consumer's. It names states, never an exception's text (which
  * can hold hosts, users or SQL); the server log has the details.
  */
@@ -66,6 +68,9 @@ public class ConsumerReadiness implements HealthCheck {
 
     @Inject
     DevelopmentPasswords developmentPasswords;
+
+    @Inject
+    InboundSessions inboundSessions;
 
     @Inject
     MetricRegistry metrics;
@@ -145,6 +150,22 @@ public class ConsumerReadiness implements HealthCheck {
             response.withData("broker", "DOWN: " + e.getClass().getSimpleName());
             up = false;
         }
+        // The outbound connection above proves the broker answers, not that the MDBs consume: after a broker restart
+        // their sessions come back one by one, and an activation the adapter sets up again has none for seconds.
+        InboundSessions.Reading sessions = inboundSessions.read();
+        if (sessions.unreadable() != null) {
+            LOG.log(
+                    Level.WARNING,
+                    "Readiness: the resource adapter's sessions cannot be read: {0}",
+                    sessions.unreadable());
+            response.withData("consumerSessions", "DOWN: the resource adapter's sessions cannot be read");
+        } else {
+            response.withData(
+                    "consumerSessions",
+                    (sessions.attached() ? "UP: " : "DOWN: ")
+                            + sessions.queues().stream().map(Object::toString).collect(Collectors.joining(", ")));
+        }
+        up &= sessions.attached();
         return response.status(up).build();
     }
 }
