@@ -88,6 +88,12 @@ class PayaraServerIT {
         domain = PayaraServerDomain.createAndStart(
                 INSTALLATION, Path.of("target", "payara-server-domains").toAbsolutePath());
         server = path -> URI.create("http://localhost:" + domain.httpPort() + path);
+        // The admin console is deployed on its first request and takes tens of seconds: asked now, it loads while the
+        // setups run, and the console check at the end finds it ready.
+        HTTP.sendAsync(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + domain.adminPort() + "/"))
+                        .build(),
+                HttpResponse.BodyHandlers.discarding());
 
         Map<String, String> environment = domain.setupEnvironment(settings);
         // First against a database that does not exist: it stops before deploying and says what to do.

@@ -52,7 +52,26 @@ record ClassDataArchive(List<String> options, Path writing, Path archive) {
 
     /** For the next Payara Micro on this JVM's {@code java} with {@code war}: map the archive, write it, or neither. */
     static ClassDataArchive next(Path war) {
-        return next(Boolean.getBoolean(ENABLED), war);
+        boolean wanted = Boolean.getBoolean(ENABLED);
+        // A test's own WAR (a fault hook's) serves a JVM or two: writing its archive as one exits costs about 10 s,
+        // more than the JVMs after it save.
+        if (wanted
+                && !war.toAbsolutePath()
+                        .normalize()
+                        .equals(Build.WAR.toAbsolutePath().normalize())
+                && !Files.isRegularFile(archive(war))) {
+            return none();
+        }
+        return next(wanted, war);
+    }
+
+    /** The archive of {@code war} to map if there is one, never one to write. */
+    static ClassDataArchive mapped(Path war) {
+        if (!Boolean.getBoolean(ENABLED)) {
+            return none();
+        }
+        Path archive = archive(war);
+        return Files.isRegularFile(archive) ? mapping(archive) : none();
     }
 
     /** {@link #next(Path)}, asked for or not by the caller rather than by the run's system property. */
@@ -62,7 +81,7 @@ record ClassDataArchive(List<String> options, Path writing, Path archive) {
         }
         Path archive = archive(war);
         if (Files.isRegularFile(archive)) {
-            return new ClassDataArchive(List.of("-XX:SharedArchiveFile=" + archive), null, archive);
+            return mapping(archive);
         }
         if (!WRITING.compareAndSet(false, true)) {
             return none();
@@ -70,6 +89,10 @@ record ClassDataArchive(List<String> options, Path writing, Path archive) {
         Path writing = archive.resolveSibling(
                 archive.getFileName() + "." + ProcessHandle.current().pid());
         return new ClassDataArchive(List.of("-XX:ArchiveClassesAtExit=" + writing), writing, archive);
+    }
+
+    private static ClassDataArchive mapping(Path archive) {
+        return new ClassDataArchive(List.of("-XX:SharedArchiveFile=" + archive), null, archive);
     }
 
     /** Once the JVM it was for has exited: a complete archive is put in place, anything else dropped. */

@@ -66,17 +66,28 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
     /** The same, also running {@code extraCommands} (asadmin) after the product's own post-boot commands. */
     public static PayaraMicroProcess startReady(
             String name, Settings settings, Path war, List<String> extraCommands, List<String> jvmOptions) {
-        Supplier<PayaraMicroProcess> attempt = () -> start(
-                        name,
-                        settings,
-                        war,
-                        false,
-                        extraCommands,
-                        null,
-                        jvmOptions,
-                        ClassDataArchive.next(war),
-                        List.of())
-                .awaitReady(READY_TIMEOUT);
+        return startReady(name, settings, war, extraCommands, jvmOptions, () -> ClassDataArchive.next(war));
+    }
+
+    /**
+     * {@link #startReady(String, Settings, Path, String...)} for an instance that lives as long as the test run: it
+     * maps the class-data-sharing archive if there is one, and never writes it, which it would only do as it exits, at
+     * the end of the run, keeping every instance meanwhile from writing one.
+     */
+    public static PayaraMicroProcess startReadyForTheRun(String name, Settings settings, Path war) {
+        return startReady(name, settings, war, List.of(), List.of(), () -> ClassDataArchive.mapped(war));
+    }
+
+    private static PayaraMicroProcess startReady(
+            String name,
+            Settings settings,
+            Path war,
+            List<String> extraCommands,
+            List<String> jvmOptions,
+            Supplier<ClassDataArchive> archive) {
+        Supplier<PayaraMicroProcess> attempt =
+                () -> start(name, settings, war, false, extraCommands, null, jvmOptions, archive.get(), List.of())
+                        .awaitReady(READY_TIMEOUT);
         try {
             return attempt.get();
         } catch (DeploymentFailed once) {
@@ -246,7 +257,7 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
      * instance if it is not ready within {@code timeout}.
      */
     public PayaraMicroProcess awaitReady(Duration timeout) {
-        return awaitReady(timeout, Duration.ofMillis(500));
+        return awaitReady(timeout, Duration.ofMillis(100));
     }
 
     /** {@link #awaitReady(Duration)}, asking every {@code poll} (a benchmark timing the start asks more often). */
