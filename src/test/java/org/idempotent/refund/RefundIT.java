@@ -16,6 +16,8 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.idempotent.delivery.control.MessageProperties;
 import org.idempotent.fixtures.Jdbc;
@@ -57,18 +59,27 @@ class RefundIT {
 
         int copies = 6;
         CyclicBarrier together = new CyclicBarrier(copies);
-        List<CompletableFuture<Void>> sends = new ArrayList<>();
-        for (int c = 0; c < copies; c++) {
-            sends.add(CompletableFuture.runAsync(() -> {
-                try {
-                    together.await(10, TimeUnit.SECONDS);
-                    refund(refund, payment, 300);
-                } catch (Exception e) {
-                    throw new IllegalStateException(e);
-                }
-            }));
+        // A thread for every party of the barrier: the common pool has one worker fewer than the cores, so on 3 to 6
+        // cores the copies started first would hold every worker at the barrier while the rest never start.
+        ExecutorService senders = Executors.newFixedThreadPool(copies);
+        try {
+            List<CompletableFuture<Void>> sends = new ArrayList<>();
+            for (int c = 0; c < copies; c++) {
+                sends.add(CompletableFuture.runAsync(
+                        () -> {
+                            try {
+                                together.await(10, TimeUnit.SECONDS);
+                                refund(refund, payment, 300);
+                            } catch (Exception e) {
+                                throw new IllegalStateException(e);
+                            }
+                        },
+                        senders));
+            }
+            CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
+        } finally {
+            senders.shutdownNow();
         }
-        CompletableFuture.allOf(sends.toArray(CompletableFuture[]::new)).get(30, TimeUnit.SECONDS);
 
         await().atMost(PATIENCE)
                 .untilAsserted(() ->
