@@ -18,6 +18,7 @@ import java.time.LocalDate;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
@@ -30,6 +31,7 @@ import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.stack.Database;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.postgresql.PGConnection;
 import org.postgresql.util.PSQLException;
 
 /**
@@ -49,7 +51,12 @@ class DedupByIdIT {
             .with("RETENTION_DAYS", String.valueOf(WINDOW_DAYS))
             .with("RETENTION_SCHEDULE", "month=1;dayOfMonth=1;hour=0;minute=0");
 
-    private static final LocalDate TODAY = LocalDate.now(ZoneOffset.UTC);
+    /**
+     * How far from the database's midnight (UTC) a purge test starts: a purge counts expired days at its own instant,
+     * and one that ran past midnight would find a day more expired than its setup made. The admin client waits up to 5
+     * minutes for a purge's answer; a minute more for the setup.
+     */
+    private static final Duration CLEAR_OF_MIDNIGHT = Duration.ofMinutes(6);
 
     /**
      * A producer's bug: a copy of an event re-stamped into another week (occurredAt eight days earlier, then eight days
@@ -59,7 +66,8 @@ class DedupByIdIT {
     @Test
     void aCopyReStampedIntoAnotherWeekIsADuplicate() throws Exception {
         String account = account();
-        UUID eventId = uuid7(Instant.now());
+        Instant made = Instant.now();
+        UUID eventId = uuid7(made);
         Instant occurred = Instant.now();
         send(eventId, account, 300, occurred);
         awaitBalance(account, 300);
@@ -74,7 +82,7 @@ class DedupByIdIT {
                 .untilAsserted(() ->
                         assertThat(consumer.metrics().outcome("duplicate")).isEqualTo(duplicates + 2));
         awaitBalance(account, 302);
-        assertThat(placement(eventId)).containsExactly(dayPartition(TODAY));
+        assertThat(placement(eventId)).containsExactly(dayPartition(dayOf(made)));
     }
 
     /**
@@ -85,9 +93,9 @@ class DedupByIdIT {
     @Test
     void copiesReStampedIntoOtherWeeksAtOnceAreAppliedOnce() throws Exception {
         String account = account();
-        UUID eventId = uuid7(Instant.now());
-        long duplicates = consumer.metrics().outcome("duplicate");
         Instant now = Instant.now();
+        UUID eventId = uuid7(now);
+        long duplicates = consumer.metrics().outcome("duplicate");
 
         try (PaymentProducer producer = new PaymentProducer(consumer.settings())) {
             for (int days : new int[] {-12, -7, 0, 7, 14, 21, 28, 35}) {
@@ -99,7 +107,7 @@ class DedupByIdIT {
                 .untilAsserted(() ->
                         assertThat(consumer.metrics().outcome("duplicate")).isEqualTo(duplicates + 7));
         assertThat(consumer.ledger().balance(account)).isEqualTo(400);
-        assertThat(placement(eventId)).containsExactly(dayPartition(TODAY));
+        assertThat(placement(eventId)).containsExactly(dayPartition(dayOf(now)));
     }
 
     /**
@@ -109,11 +117,14 @@ class DedupByIdIT {
      */
     @Test
     void twoDeliveriesAtOnceAreSerialisedByTheKeyOfTheirDaysPartition() throws Exception {
-        UUID eventId = uuid7(Instant.now());
+        Instant made = Instant.now();
+        UUID eventId = uuid7(made);
         try (Connection first = Database.connectAsApplication(consumer.settings());
                 Connection second = Database.connectAsApplication(consumer.settings())) {
             first.setAutoCommit(false);
             second.setAutoCommit(false);
+            int firstPid = first.unwrap(PGConnection.class).getBackendPID();
+            int secondPid = second.unwrap(PGConnection.class).getBackendPID();
             insert(first, eventId);
 
             CompletableFuture<String> secondInsert = CompletableFuture.supplyAsync(() -> {
@@ -126,14 +137,18 @@ class DedupByIdIT {
                     throw new IllegalStateException(e);
                 }
             });
-            Thread.sleep(1_000); // the insert must still be waiting after a second, so a wait is what is asserted
+            // The wait seen where the database keeps it, not guessed from a pause: a pause passes as well for an insert
+            // that has not yet started, and fails for one that did not wait on a machine slow to get to the check.
+            await().atMost(PATIENCE)
+                    .failFast("the second insert finished without waiting", secondInsert::isDone)
+                    .until(() -> bool("SELECT ? = ANY (pg_blocking_pids(?))", firstPid, secondPid));
             assertThat(secondInsert)
                     .as("the second insert waits for the first transaction")
                     .isNotDone();
             first.commit();
 
             String refusedBy = secondInsert.get(10, TimeUnit.SECONDS);
-            assertThat(refusedBy).isEqualTo(dayPartition(TODAY) + "_pkey");
+            assertThat(refusedBy).isEqualTo(dayPartition(dayOf(made)) + "_pkey");
             assertThat(ProcessedEvent.isDedupKey(refusedBy)).isTrue();
             second.rollback();
         }
@@ -147,7 +162,8 @@ class DedupByIdIT {
     @Test
     void anInsertNeverFailsForAMissingPartition() throws Exception {
         String account = account();
-        UUID aMonthAhead = uuid7(Instant.now().plus(Duration.ofDays(30)));
+        Instant aMonthFromNow = Instant.now().plus(Duration.ofDays(30));
+        UUID aMonthAhead = uuid7(aMonthFromNow);
         UUID v4 = UUID.randomUUID();
 
         send(aMonthAhead, account, 500, null);
@@ -158,10 +174,10 @@ class DedupByIdIT {
         assertThat(placement(v4)).containsExactly("processed_events_other");
         sql("INSERT INTO processed_events (event_id, id_version) VALUES (?, 0)", new UUID(0, 0));
         assertThat(placement(new UUID(0, 0))).containsExactly("processed_events_other");
-        assertThat(bool("SELECT processed_events_day_partition(?)", TODAY.plusDays(30)))
+        assertThat(bool("SELECT processed_events_day_partition(?)", dayOf(aMonthFromNow)))
                 .as("a day partition made with rows of the day in the default")
                 .isFalse();
-        assertThat(partitions()).doesNotContain(dayPartition(TODAY.plusDays(30)));
+        assertThat(partitions()).doesNotContain(dayPartition(dayOf(aMonthFromNow)));
     }
 
     @Test
@@ -173,12 +189,17 @@ class DedupByIdIT {
 
     @Test
     void yesterdayTodayAndTheNextThreeDaysHaveAPartition() throws Exception {
+        // Today as the days ahead count it, read in their statement: the migration made them for the day the consumer
+        // started, which is yesterday once this runs past midnight. On the day they were made, nothing new is made.
+        LocalDate today =
+                LocalDate.parse(strings("SELECT (now() AT TIME ZONE 'UTC')::date::text, processed_events_days_ahead()")
+                        .get(0));
         assertThat(partitions())
                 .contains(
-                        dayPartition(TODAY.minusDays(1)),
-                        dayPartition(TODAY),
-                        dayPartition(TODAY.plusDays(1)),
-                        dayPartition(TODAY.plusDays(3)));
+                        dayPartition(today.minusDays(1)),
+                        dayPartition(today),
+                        dayPartition(today.plusDays(1)),
+                        dayPartition(today.plusDays(3)));
     }
 
     /**
@@ -189,8 +210,9 @@ class DedupByIdIT {
      */
     @Test
     void aDayIsDroppedOnceTheWindowHasPassedItsEndAndACopyOfItsEventsIsThenQuarantined() throws Exception {
-        LocalDate expired = TODAY.minusDays(WINDOW_DAYS + 1);
-        LocalDate kept = TODAY.minusDays(WINDOW_DAYS);
+        LocalDate today = databaseDayClearOfMidnight();
+        LocalDate expired = today.minusDays(WINDOW_DAYS + 1);
+        LocalDate kept = today.minusDays(WINDOW_DAYS);
         UUID eventOfExpiredDay = uuid7(expired.atTime(23, 59, 59).toInstant(ZoneOffset.UTC));
         UUID eventOfKeptDay = uuid7(kept.atTime(0, 0).toInstant(ZoneOffset.UTC));
         for (LocalDate day : List.of(expired, kept)) {
@@ -233,6 +255,30 @@ class DedupByIdIT {
                     .isNotNull();
         }
         assertThat(consumer.ledger().balance(account)).isNull();
+    }
+
+    /**
+     * The database's UTC day, once at least {@link #CLEAR_OF_MIDNIGHT} is left of it (waiting for the next day
+     * otherwise): the day a purge started now counts its expired days from.
+     */
+    private static LocalDate databaseDayClearOfMidnight() {
+        String day = await().atMost(CLEAR_OF_MIDNIGHT.plus(PATIENCE))
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofSeconds(1))
+                .until(
+                        () -> strings(
+                                        "SELECT CASE WHEN now() AT TIME ZONE 'UTC'"
+                                                + " < (now() AT TIME ZONE 'UTC')::date + 1 - make_interval(secs => ?)"
+                                                + " THEN (now() AT TIME ZONE 'UTC')::date::text END",
+                                        (double) CLEAR_OF_MIDNIGHT.toSeconds())
+                                .get(0),
+                        Objects::nonNull);
+        return LocalDate.parse(day);
+    }
+
+    /** The UTC day of {@code time}: the day partition of a v7 ID made at it. */
+    private static LocalDate dayOf(Instant time) {
+        return LocalDate.ofInstant(time, ZoneOffset.UTC);
     }
 
     private static void insert(Connection connection, UUID eventId) throws SQLException {
