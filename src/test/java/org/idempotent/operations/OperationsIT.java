@@ -146,9 +146,14 @@ class OperationsIT {
                 .untilAsserted(() -> assertThat(metrics.outcome("duplicate")).isEqualTo(duplicates + 3));
         assertThat(ledger.balance(account)).isEqualTo(300);
 
-        // Several evaluations after the load: not even pending, which would fire once its (scaled) `for` passed.
+        // Several evaluations after the load: not even pending, which would fire once its (scaled) `for` passed. An
+        // alert at any look fails at once, so the bound past the five seconds is room for looks that a loaded machine
+        // slows, never for an alert to come and go (a look that fails would otherwise only start the five again).
         await().during(Duration.ofSeconds(5))
-                .atMost(Duration.ofSeconds(6))
+                .atMost(Duration.ofSeconds(5).plus(PATIENCE))
+                .failFast(
+                        "an alert pending or firing after a clean load",
+                        () -> assertThat(prometheus.alerts()).isEmpty())
                 .untilAsserted(() -> assertThat(prometheus.alerts()).isEmpty());
         assertThat(prometheus.unhealthyRules())
                 .as("rules that failed to evaluate")
