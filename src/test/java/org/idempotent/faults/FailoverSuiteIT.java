@@ -553,14 +553,7 @@ class FailoverSuiteIT {
     /** From the live broker accepting connections until these consumers' sessions are on it and a commit after. */
     private Resumption resumed(String what, List<Instance> watched, int sessions, Instant fault, Instant accepting)
             throws SQLException {
-        return Resumption.measure(
-                what,
-                stack.settings(),
-                watched,
-                () -> stack.brokerPair().consumerCount(queue()),
-                sessions,
-                fault,
-                accepting);
+        return Resumption.measure(what, stack, watched, sessions, fault, accepting);
     }
 
     /** Both consumers' resume on {@code taking} over, which {@code fault} makes it do. */

@@ -283,6 +283,11 @@ final class FaultStack implements AutoCloseable {
         return brokerPair != null ? brokerPair.messageCount(queue) : broker.messageCount(queue);
     }
 
+    /** The consumers (one a session) the live broker counts on the queue. */
+    long consumerCount(String queue) throws IOException, JMException {
+        return brokerPair != null ? brokerPair.consumerCount(queue) : broker.consumerCount(queue);
+    }
+
     /** The single broker (not a pair), for what only it can do: hold the queue back, count its consumers. */
     BrokerProcess broker() {
         if (broker == null) {

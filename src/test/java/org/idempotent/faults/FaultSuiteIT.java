@@ -3,7 +3,6 @@ package org.idempotent.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -17,7 +16,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import javax.management.JMException;
 import org.idempotent.faults.FaultStack.Instance;
 import org.idempotent.faults.Invariant.Summary;
 import org.idempotent.fixtures.PostgresServer;
@@ -243,21 +241,7 @@ class FaultSuiteIT {
 
     /** From the broker accepting connections until every session of the consumer is on the queue and a commit. */
     private Resumption resumed(String what, Instant fault, Instant accepting) throws SQLException {
-        String queue = stack.settings().get("PAYMENTS_QUEUE");
-        return Resumption.measure(
-                what,
-                stack.settings(),
-                List.of(consumer),
-                () -> {
-                    try {
-                        return stack.broker().consumerCount(queue);
-                    } catch (IOException | JMException e) {
-                        throw new IllegalStateException(e);
-                    }
-                },
-                SESSIONS,
-                fault,
-                accepting);
+        return Resumption.measure(what, stack, List.of(consumer), SESSIONS, fault, accepting);
     }
 
     /**

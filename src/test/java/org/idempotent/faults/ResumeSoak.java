@@ -11,7 +11,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.function.LongSupplier;
 import org.idempotent.faults.FaultStack.Instance;
 import org.idempotent.faults.Invariant.Summary;
 import org.idempotent.loadgen.MessageSet;
@@ -59,23 +58,14 @@ class ResumeSoak {
     void singleBrokerKilledAndRestartedUnderLoad() throws Exception {
         try (FaultStack stack = new FaultStack(fresh("resume-soak-single"), Map.of())) {
             Instance consumer = stack.startInstance("consumer-a");
-            String queue = stack.settings().get("PAYMENTS_QUEUE");
             int sessions = stack.settings().getInt("CONSUMER_MAX_SESSIONS");
             int port = stack.settings().getInt("BROKER_PORT");
-            soak(
-                    "single broker",
-                    stack,
-                    List.of(consumer),
-                    KILLS,
-                    KILL_SECONDS,
-                    () -> attached(stack, queue),
-                    sessions,
-                    number -> {
-                        Instant killed = Instant.now();
-                        stack.killBroker();
-                        pause(RESTART_DELAY);
-                        return new Made(killed, Resumption.acceptingWhile(port, stack::startBroker));
-                    });
+            soak("single broker", stack, List.of(consumer), KILLS, KILL_SECONDS, sessions, number -> {
+                Instant killed = Instant.now();
+                stack.killBroker();
+                pause(RESTART_DELAY);
+                return new Made(killed, Resumption.acceptingWhile(port, stack::startBroker));
+            });
         }
     }
 
@@ -88,28 +78,18 @@ class ResumeSoak {
             BrokerPair pair = stack.brokerPair();
             // Each failover counts twice: the backup taking over from a killed primary, and the primary, restarted
             // later by its service manager, taking the store back (failback).
-            soak(
-                    "broker pair",
-                    stack,
-                    List.of(consumer),
-                    2 * FAILOVERS,
-                    FAILOVER_SECONDS,
-                    () -> pair.consumerCount(queue),
-                    sessions,
-                    n -> {
-                        if (n % 2 == 0) {
-                            Instant killed = Instant.now();
-                            pair.primary().kill();
-                            return new Made(
-                                    killed,
-                                    Resumption.acceptingWhile(pair.backup().port(), () -> {}));
-                        }
-                        pause(RESTART_DELAY);
-                        Instant restarted = Instant.now();
-                        return new Made(
-                                restarted,
-                                Resumption.acceptingWhile(pair.primary().port(), () -> pair.failBack(queue)));
-                    });
+            soak("broker pair", stack, List.of(consumer), 2 * FAILOVERS, FAILOVER_SECONDS, sessions, n -> {
+                if (n % 2 == 0) {
+                    Instant killed = Instant.now();
+                    pair.primary().kill();
+                    return new Made(
+                            killed, Resumption.acceptingWhile(pair.backup().port(), () -> {}));
+                }
+                pause(RESTART_DELAY);
+                Instant restarted = Instant.now();
+                return new Made(
+                        restarted, Resumption.acceptingWhile(pair.primary().port(), () -> pair.failBack(queue)));
+            });
         }
     }
 
@@ -137,7 +117,6 @@ class ResumeSoak {
             List<Instance> consumers,
             int faults,
             long secondsPerFault,
-            LongSupplier attachedSessions,
             int sessions,
             FaultMaker maker)
             throws Exception {
@@ -154,13 +133,7 @@ class ResumeSoak {
         for (int n = 0; n < faults && !producers.reached(lastFault); n++) {
             Made made = maker.make(n);
             Resumption resumed = Resumption.measure(
-                    topology + " #" + (n + 1),
-                    stack.settings(),
-                    consumers,
-                    attachedSessions,
-                    sessions,
-                    made.at(),
-                    made.accepting());
+                    topology + " #" + (n + 1), stack, consumers, sessions, made.at(), made.accepting());
             measured.add(resumed);
             System.out.println(resumed.describe());
             pause(BETWEEN);
@@ -180,14 +153,6 @@ class ResumeSoak {
         long[] resumed = resumed(measured);
         assertThat(percentile(resumed, 90)).as(verdict).isLessThanOrEqualTo(P90_BOUND.toMillis());
         assertThat(resumed[resumed.length - 1]).as(verdict).isLessThanOrEqualTo(MAX_BOUND.toMillis());
-    }
-
-    private static long attached(FaultStack stack, String queue) {
-        try {
-            return stack.broker().consumerCount(queue);
-        } catch (IOException | javax.management.JMException e) {
-            throw new IllegalStateException(e);
-        }
     }
 
     private static long[] resumed(List<Resumption> faults) {

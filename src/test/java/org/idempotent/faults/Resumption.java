@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.LongSupplier;
+import javax.management.JMException;
 import org.idempotent.faults.FaultStack.Instance;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.Settings;
@@ -67,14 +68,16 @@ record Resumption(
      * recording the way there.
      */
     static Resumption measure(
-            String what,
-            Settings settings,
-            List<Instance> consumers,
-            LongSupplier attachedSessions,
-            int sessions,
-            Instant fault,
-            Instant accepting)
+            String what, FaultStack stack, List<Instance> consumers, int sessions, Instant fault, Instant accepting)
             throws SQLException {
+        String queue = stack.settings().get("PAYMENTS_QUEUE");
+        LongSupplier attachedSessions = () -> {
+            try {
+                return stack.consumerCount(queue);
+            } catch (IOException | JMException e) {
+                throw new IllegalStateException(e);
+            }
+        };
         List<String> counts = new ArrayList<>();
         long last = -1;
         boolean dumped = false;
@@ -103,7 +106,11 @@ record Resumption(
                 pause();
             }
         }
-        Instant committed = firstCommitAfter(settings, accepting);
+        Instant committed = firstCommitAfter(stack, queue, accepting);
+        if (committed == null) {
+            // Nothing was left to consume once they were back: attached is resumed.
+            committed = attached;
+        }
         return new Resumption(
                 what,
                 fault,
@@ -176,13 +183,19 @@ record Resumption(
         }
     }
 
-    /** The first commit at or after {@code since}, by the database's clock (the same host's). */
-    private static Instant firstCommitAfter(Settings settings, Instant since) {
-        return await().atMost(GIVE_UP)
+    /**
+     * The first commit at or after {@code since}, by the database's clock (the same host's), or null if the queue is
+     * empty without one: nothing was left to commit.
+     */
+    private static Instant firstCommitAfter(FaultStack stack, String queue, Instant since) {
+        Instant[] first = new Instant[1];
+        await().atMost(GIVE_UP)
                 .pollDelay(Duration.ZERO)
                 .pollInterval(Duration.ofMillis(50))
                 .ignoreExceptions()
-                .until(() -> firstCommit(settings, since), at -> at != null);
+                .until(() ->
+                        (first[0] = firstCommit(stack.settings(), since)) != null || stack.messageCount(queue) == 0);
+        return first[0];
     }
 
     private static Instant firstCommit(Settings settings, Instant since) throws SQLException {
