@@ -31,8 +31,9 @@ import org.idempotent.schema.boundary.SchemaMigration;
 
 /**
  * Ready when the schema is migrated, both the database and the broker answer, every session of the consumers is
- * attached to the broker, and the database breaker is closed (consumption is not held back): /health/ready. The answer is kept for a moment: a check takes a pool connection of
- * each kind, and a flood of probes must not take the consumer's. It names states, never an exception's text (which
+ * attached to the broker, and the database breaker is closed (consumption is not held back): /health/ready. The
+ * answer is kept for a moment: a check takes a pool connection of each kind, and a flood of probes must not take the
+ * consumer's. It names states, never an exception's text (which
  * can hold hosts, users or SQL); the server log has the details.
  */
 @Readiness

@@ -17,6 +17,7 @@ import org.eclipse.microprofile.health.HealthCheckResponse;
 import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
 import org.idempotent.delivery.control.DatabaseBreaker;
 import org.idempotent.operations.control.DevelopmentPasswords;
+import org.idempotent.operations.control.InboundSessions;
 import org.idempotent.schema.boundary.SchemaMigration;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -55,8 +56,34 @@ class ConsumerReadinessTest {
                                 assertThat(String.valueOf(value)).doesNotContain("payments_app", "db.internal")));
     }
 
+    @Test
+    void sessionsNotAllAttachedAreDownNamingTheQueueThoughTheBrokerAnswers() {
+        ConsumerReadiness readiness = readiness(null);
+        readiness.inboundSessions =
+                sessions(new InboundSessions.Queue("payments", 8, 8), new InboundSessions.Queue("refunds", 1, 2));
+
+        HealthCheckResponse response = readiness.call();
+
+        assertThat(response.getStatus()).isEqualTo(HealthCheckResponse.Status.DOWN);
+        assertThat(response.getData())
+                .hasValueSatisfying(data -> assertThat(data)
+                        .containsEntry("broker", "UP")
+                        .containsEntry("consumerSessions", "DOWN: payments 8/8, refunds 1/2"));
+    }
+
+    private static InboundSessions sessions(InboundSessions.Queue... queues) {
+        return new InboundSessions() {
+            @Override
+            public Reading read() {
+                return new Reading(List.of(queues), null);
+            }
+        };
+    }
+
     private ConsumerReadiness readiness(SQLException databaseFailure) {
         ConsumerReadiness readiness = new ConsumerReadiness();
+        readiness.inboundSessions =
+                sessions(new InboundSessions.Queue("payments", 8, 8), new InboundSessions.Queue("refunds", 2, 2));
         readiness.schema = new SchemaMigration() {
             @Override
             public String awaitMigrated() {
