@@ -67,7 +67,7 @@ class ConfigurationDefaultsTest {
     void everyApplicationKeyIsADomainPropertyOfTheServer() throws IOException {
         List<String> keys = applicationKeys();
 
-        assertThat(keys).contains("PAYMENTS_QUEUE", "CONSUMER_WINDOW_BYTES", "RETENTION_DUTY_CYCLE_PERCENT");
+        assertThat(keys).contains("PAYMENTS_QUEUE", "CONSUMER_WINDOW_BYTES", "RETENTION_ROWS_PER_SECOND");
         assertThat(defaults()).containsKeys(keys.toArray(String[]::new));
         assertThat(Path.of("src", "main", "resources", "META-INF", "microprofile-config.properties"))
                 .as("the WAR has no defaults of its own")

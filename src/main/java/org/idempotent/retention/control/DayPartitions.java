@@ -43,7 +43,7 @@ final class DayPartitions {
             ahead.execute();
         }
         while (dropDetached(connection) != null) {
-            if (!pacing.goOnAfterFilesFreed(Duration.ZERO)) {
+            if (!pacing.goOnAfterFilesFreed()) {
                 return new Dropped(0, 0, false);
             }
         }
@@ -51,7 +51,6 @@ final class DayPartitions {
         long rows = 0;
         for (String day : expired(connection, window)) {
             long inIt;
-            long start = System.nanoTime();
             try (PreparedStatement detach = connection.prepareStatement(DETACH)) {
                 detach.setString(1, day);
                 detach.setDouble(2, window.toSeconds());
@@ -68,7 +67,7 @@ final class DayPartitions {
             dropDetached(connection);
             days++;
             rows += inIt;
-            if (!pacing.goOnAfterFilesFreed(Duration.ofNanos(System.nanoTime() - start))) {
+            if (!pacing.goOnAfterFilesFreed()) {
                 return new Dropped(days, rows, false);
             }
         }

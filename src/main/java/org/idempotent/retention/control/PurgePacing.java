@@ -6,21 +6,21 @@ import org.idempotent.postgres.BatchedDelete;
 import org.idempotent.retention.entity.RetentionPolicy;
 
 /**
- * The dedup purge's pace: after each batch, a rest that keeps the purge's share of the time to the policy's duty cycle
- * (the rest is the consumers'), and no batch once the time budget is spent (the next run goes on). An interrupted rest
- * ends the purge, as a server shutting down wants.
+ * The dedup purge's pace: after each slice, the rest that keeps it under the policy's rows and WAL bytes per second
+ * ({@link RetentionPolicy#restAfter}), and no slice once the time budget is spent (the next run goes on). An
+ * interrupted rest ends the purge, as a server shutting down wants.
  */
 final class PurgePacing implements BatchedDelete.Pacing {
 
     /**
-     * The least rest after a partition's files were freed. Where the file system trims freed blocks online (ext4 with
+     * The rest after a partition's files were freed. Where the file system trims freed blocks online (ext4 with
      * {@code discard}), the trim rides on the journal commit after the unlink, and every commit's fsync waits for it
      * (performance.md): a rest of more than one journal commit gives each partition's files a commit of their own,
      * never two days' at once.
      */
     static final Duration AFTER_FILES_FREED = Duration.ofSeconds(2);
 
-    /** Rests between batches; Thread::sleep but for tests. */
+    /** Rests between slices; Thread::sleep but for tests. */
     @FunctionalInterface
     interface Rest {
         void take(Duration pause) throws InterruptedException;
@@ -44,27 +44,23 @@ final class PurgePacing implements BatchedDelete.Pacing {
     }
 
     @Override
-    public boolean goOn(Duration batch) {
-        try {
-            rest.take(policy.pauseAfter(batch));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("purge interrupted", e);
-        }
-        return nanoTime.getAsLong() - deadline <= 0;
+    public boolean goOn(BatchedDelete.Slice slice, Duration took) {
+        return restThenCheckBudget(policy.restAfter(slice.rows(), slice.walBytes(), took));
     }
 
-    /**
-     * After a partition was dropped in {@code drop}: the duty cycle's rest, {@link #AFTER_FILES_FREED} at least;
-     * whether the time budget allows another.
-     */
-    boolean goOnAfterFilesFreed(Duration drop) {
-        Duration pause = policy.pauseAfter(drop);
-        try {
-            rest.take(pause.compareTo(AFTER_FILES_FREED) < 0 ? AFTER_FILES_FREED : pause);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("purge interrupted", e);
+    /** After a partition was dropped: {@link #AFTER_FILES_FREED}; whether the time budget allows another. */
+    boolean goOnAfterFilesFreed() {
+        return restThenCheckBudget(AFTER_FILES_FREED);
+    }
+
+    private boolean restThenCheckBudget(Duration pause) {
+        if (!pause.isZero()) {
+            try {
+                rest.take(pause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("purge interrupted", e);
+            }
         }
         return nanoTime.getAsLong() - deadline <= 0;
     }

@@ -168,34 +168,21 @@ public class Retention {
                 batches,
                 oldestRemaining(),
                 null);
-        LOG.log(
-                Level.INFO,
-                "Purge {0}: {1,number,#} rows deleted in {2,number,#} batches, {3,number,#} ms, cutoff {4}, "
-                        + "oldest remaining {5}",
-                new Object[] {
-                    run.outcome(),
-                    run.rowsDeleted(),
-                    run.batches(),
-                    run.duration().toMillis(),
-                    run.cutoff(),
-                    run.oldestRemainingAge()
-                });
+        PurgeLog.ended(run, policy);
         return run;
     }
 
     private BatchedDelete.Result deleteExpired(
-            Connection connection, String table, Timestamp cutoff, int batchSize, BatchedDelete.Pacing pacing)
+            Connection connection, String table, Timestamp cutoff, int sliceSize, BatchedDelete.Pacing pacing)
             throws SQLException {
-        try (PreparedStatement delete = ExpiredRows.deleteBatch(connection, table)) {
-            delete.setTimestamp(1, cutoff);
-            delete.setInt(2, batchSize);
+        try (ExpiredRows rows = new ExpiredRows(connection, table, cutoff, sliceSize)) {
             return BatchedDelete.run(
                     () -> {
-                        int rows = delete.executeUpdate();
-                        purgedRows.inc(rows);
-                        return rows;
+                        BatchedDelete.Slice slice = rows.delete();
+                        purgedRows.inc(slice.rows());
+                        return slice;
                     },
-                    batchSize,
+                    sliceSize,
                     pacing);
         }
     }
@@ -204,8 +191,9 @@ public class Retention {
         if (run.outcome() != Result.SKIPPED_LOCKED) {
             lastRun = run;
         }
-        if (run.outcome() == Result.COMPLETED || run.outcome() == Result.BUDGET_SPENT) {
-            // A run that spent its budget made progress, and the next one goes on: both are the purge working.
+        if (run.outcome() == Result.COMPLETED) {
+            // Only a run that left nothing expired: runs that keep spending their budget are retention falling
+            // behind, which RetentionOverdue must see, however much each of them deleted.
             lastSuccess = run.startedAt().plus(run.duration());
         }
         return run;

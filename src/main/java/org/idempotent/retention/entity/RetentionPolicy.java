@@ -19,7 +19,8 @@ public record RetentionPolicy(
         Duration window,
         int batchSize,
         Duration timeBudget,
-        int dutyCyclePercent,
+        int rowsPerSecond,
+        long walBytesPerSecond,
         String schedule,
         int maxDeliveryAttempts,
         Duration maxRedeliveryDelay,
@@ -28,7 +29,8 @@ public record RetentionPolicy(
     public static final String WINDOW_DAYS = "RETENTION_DAYS";
     public static final String BATCH_SIZE = "RETENTION_BATCH_SIZE";
     public static final String TIME_BUDGET_SECONDS = "RETENTION_TIME_BUDGET_SECONDS";
-    public static final String DUTY_CYCLE_PERCENT = "RETENTION_DUTY_CYCLE_PERCENT";
+    public static final String ROWS_PER_SECOND = "RETENTION_ROWS_PER_SECOND";
+    public static final String WAL_BYTES_PER_SECOND = "RETENTION_WAL_BYTES_PER_SECOND";
     public static final String SCHEDULE = "RETENTION_SCHEDULE";
     public static final String MAX_DELIVERY_ATTEMPTS = "BROKER_MAX_DELIVERY_ATTEMPTS";
     public static final String MAX_REDELIVERY_DELAY_SECONDS = "BROKER_MAX_REDELIVERY_DELAY_SECONDS";
@@ -46,6 +48,9 @@ public record RetentionPolicy(
     public static final Duration MARGIN = Duration.ofDays(1);
 
     public static final int MAX_BATCH_SIZE = 100_000;
+
+    /** 64 KiB/s: below it, the purge of a day's records at the least rate a consumer has would not end. */
+    public static final long MIN_WAL_BYTES_PER_SECOND = 65_536;
 
     public RetentionPolicy {
         requireNonNull(window, WINDOW_DAYS);
@@ -101,8 +106,12 @@ public record RetentionPolicy(
         if (batchSize < 1 || batchSize > MAX_BATCH_SIZE) {
             problems.add(BATCH_SIZE + "=" + batchSize + " is outside 1.." + MAX_BATCH_SIZE);
         }
-        if (dutyCyclePercent < 1 || dutyCyclePercent > 100) {
-            problems.add(DUTY_CYCLE_PERCENT + "=" + dutyCyclePercent + " is outside 1..100");
+        if (rowsPerSecond < 1) {
+            problems.add(ROWS_PER_SECOND + "=" + rowsPerSecond + " must be positive");
+        }
+        if (walBytesPerSecond < MIN_WAL_BYTES_PER_SECOND) {
+            problems.add(WAL_BYTES_PER_SECOND + "=" + walBytesPerSecond + " is under " + MIN_WAL_BYTES_PER_SECOND
+                    + " (a WAL segment's worth of deletes would take minutes)");
         }
         if (timeBudget.isNegative() || timeBudget.isZero()) {
             problems.add(TIME_BUDGET_SECONDS + "=" + timeBudget.toSeconds() + " must be positive");
@@ -123,11 +132,17 @@ public record RetentionPolicy(
     }
 
     /**
-     * How long to rest after a batch that took {@code batch}, so that the purge spends at most {@link
-     * #dutyCyclePercent} of its time deleting: the rest of the time the database's CPU and disk are the consumers'.
+     * How long to rest after a slice that deleted {@code rows} and wrote {@code walBytes} of WAL in {@code took}, so
+     * that the purge goes no faster than {@link #rowsPerSecond} and {@link #walBytesPerSecond}, whichever binds: an
+     * absolute rate, the same whether the table is large or small and the database busy or idle, so that what the
+     * consumers' commits share with it (the WAL's flush, the disk, a core) is bounded. A slice slower than its rate
+     * rests not at all, and a later one does not make up for it: the rate is a ceiling, never a target to catch up to.
      */
-    public Duration pauseAfter(Duration batch) {
-        return batch.multipliedBy(100 - dutyCyclePercent).dividedBy(dutyCyclePercent);
+    public Duration restAfter(long rows, long walBytes, Duration took) {
+        long forRows = rows * 1_000_000_000L / rowsPerSecond;
+        long forWal = (long) (walBytes * 1e9 / walBytesPerSecond);
+        long rest = Math.max(forRows, forWal) - took.toNanos();
+        return rest > 0 ? Duration.ofNanos(rest) : Duration.ZERO;
     }
 
     /**

@@ -16,9 +16,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The purge's loop, with a fake batch (the rows each DELETE would find) and a fake clock: batches until one finds
- * fewer than a full batch, rests between them at the duty cycle, stops when the budget is spent. A loop that never
- * stops fails after 10 s.
+ * The purge's loop, with a fake slice (the rows each DELETE would find, the WAL it wrote) and a fake clock: slices
+ * until one finds fewer than a full slice, rests between them for the policy's rate, stops when the budget is spent.
+ * A loop that never stops fails after 10 s.
  */
 @Timeout(10)
 class RetentionLoopTest {
@@ -32,28 +32,28 @@ class RetentionLoopTest {
     void batchesUntilOneFindsFewerThanAFullBatch() throws SQLException {
         Deque<Integer> rows = new ArrayDeque<>(List.of(BATCH, BATCH, 250, 999));
 
-        BatchedDelete.Result result = BatchedDelete.run(rows::poll, BATCH, pacing(50, Duration.ofMinutes(1)));
+        BatchedDelete.Result result = BatchedDelete.run(() -> slice(rows.poll()), BATCH, pacing(Duration.ofMinutes(1)));
 
         assertThat(result).isEqualTo(new BatchedDelete.Result(2250, 3, true));
         assertThat(rows).as("no batch after the short one").containsExactly(999);
     }
 
     @Test
-    void restsAfterEveryFullBatchSoThatThePurgeTakesItsDutyCycle() throws SQLException {
+    void restsAfterEveryFullSliceSoThatThePurgeKeepsToItsRate() throws SQLException {
         Deque<Integer> rows = new ArrayDeque<>(List.of(BATCH, BATCH, 0));
 
         BatchedDelete.run(
                 () -> {
-                    clock.addAndGet(Duration.ofMillis(40).toNanos()); // each batch takes 40 ms
-                    return rows.poll();
+                    clock.addAndGet(Duration.ofMillis(10).toNanos()); // each slice takes 10 ms
+                    return slice(rows.poll());
                 },
                 BATCH,
-                pacing(20, Duration.ofMinutes(1)),
+                pacing(Duration.ofMinutes(1)),
                 clock::get);
 
         assertThat(rests)
-                .as("at 20 %, 40 ms of work, then 160 ms of rest")
-                .containsExactly(Duration.ofMillis(160), Duration.ofMillis(160));
+                .as("1,000 rows at 20,000 a second: 50 ms a slice, 10 of work and 40 of rest")
+                .containsExactly(Duration.ofMillis(40), Duration.ofMillis(40));
     }
 
     @Test
@@ -65,10 +65,10 @@ class RetentionLoopTest {
                             .as("batches, a backlog without end")
                             .isLessThan(100);
                     clock.addAndGet(Duration.ofSeconds(4).toNanos());
-                    return BATCH;
+                    return slice(BATCH);
                 },
                 BATCH,
-                pacing(100, Duration.ofSeconds(10)),
+                pacing(Duration.ofSeconds(10)),
                 clock::get);
 
         assertThat(result).isEqualTo(new BatchedDelete.Result(3 * BATCH, 3, false));
@@ -76,11 +76,11 @@ class RetentionLoopTest {
 
     @Test
     void anInterruptedRestEndsThePurgeWithTheInterruptKept() {
-        PurgePacing interrupted = new PurgePacing(policy(50, Duration.ofMinutes(1)), clock::get, pause -> {
+        PurgePacing interrupted = new PurgePacing(policy(Duration.ofMinutes(1)), clock::get, pause -> {
             throw new InterruptedException("server stopping");
         });
 
-        assertThatThrownBy(() -> BatchedDelete.run(() -> BATCH, BATCH, interrupted))
+        assertThatThrownBy(() -> BatchedDelete.run(() -> slice(BATCH), BATCH, interrupted))
                 .isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("interrupted");
         assertThat(Thread.interrupted()).isTrue();
@@ -90,23 +90,29 @@ class RetentionLoopTest {
     void aPacingThatAlwaysGoesOnNeverStopsBeforeTheLastRow() throws SQLException {
         Deque<Integer> rows = new ArrayDeque<>(List.of(BATCH, BATCH, BATCH, BATCH, 1));
 
-        assertThat(BatchedDelete.run(rows::poll, BATCH, batch -> true))
+        assertThat(BatchedDelete.run(() -> slice(rows.poll()), BATCH, (slice, took) -> true))
                 .isEqualTo(new BatchedDelete.Result(4 * BATCH + 1, 5, true));
     }
 
-    private PurgePacing pacing(int dutyCyclePercent, Duration budget) {
-        return new PurgePacing(policy(dutyCyclePercent, budget), clock::get, pause -> {
+    /** A slice of {@code rows}, with the WAL of a row's delete and its share of full-page images. */
+    private static BatchedDelete.Slice slice(int rows) {
+        return new BatchedDelete.Slice(rows, rows * 170L);
+    }
+
+    private PurgePacing pacing(Duration budget) {
+        return new PurgePacing(policy(budget), clock::get, pause -> {
             rests.add(pause);
             clock.addAndGet(pause.toNanos());
         });
     }
 
-    private static RetentionPolicy policy(int dutyCyclePercent, Duration budget) {
+    private static RetentionPolicy policy(Duration budget) {
         return new RetentionPolicy(
                 Duration.ofDays(14),
                 BATCH,
                 budget,
-                dutyCyclePercent,
+                20_000,
+                16L << 20,
                 "minute=*/15;hour=*",
                 16,
                 Duration.ofSeconds(60),

@@ -10,7 +10,15 @@ class RetentionPolicyTest {
 
     private static RetentionPolicy policy(Duration window, int batch, String schedule) {
         return new RetentionPolicy(
-                window, batch, Duration.ofMinutes(5), 50, schedule, 20, Duration.ofMinutes(5), Duration.ofDays(7));
+                window,
+                batch,
+                Duration.ofMinutes(5),
+                20_000,
+                16L << 20,
+                schedule,
+                20,
+                Duration.ofMinutes(5),
+                Duration.ofDays(7));
     }
 
     @Test
@@ -45,7 +53,8 @@ class RetentionPolicyTest {
                 Duration.ofDays(14),
                 5000,
                 Duration.ofMinutes(5),
-                50,
+                20_000,
+                16L << 20,
                 "hour=*",
                 100,
                 Duration.ofHours(2),
@@ -57,40 +66,37 @@ class RetentionPolicyTest {
     @Test
     void invalidBatchBudgetAndScheduleAreRefusedTogether() {
         RetentionPolicy invalid = new RetentionPolicy(
-                Duration.ofDays(14), 0, Duration.ZERO, 0, "every hour", 20, Duration.ofMinutes(5), Duration.ofDays(7));
+                Duration.ofDays(14),
+                0,
+                Duration.ZERO,
+                0,
+                4096,
+                "every hour",
+                20,
+                Duration.ofMinutes(5),
+                Duration.ofDays(7));
 
         assertThatThrownBy(invalid::requireSafe)
                 .hasMessageContaining("RETENTION_BATCH_SIZE=0")
-                .hasMessageContaining("RETENTION_DUTY_CYCLE_PERCENT=0 is outside 1..100")
+                .hasMessageContaining("RETENTION_ROWS_PER_SECOND=0 must be positive")
+                .hasMessageContaining("RETENTION_WAL_BYTES_PER_SECOND=4096 is under 65536")
                 .hasMessageContaining("RETENTION_TIME_BUDGET_SECONDS=0")
                 .hasMessageContaining("RETENTION_SCHEDULE=every hour");
     }
 
     @Test
-    void aPurgeRestsSoThatItDeletesForItsDutyCycleOnly() {
-        RetentionPolicy half = policy(Duration.ofDays(14), 5000, "hour=*");
-        RetentionPolicy quarter = new RetentionPolicy(
-                Duration.ofDays(14),
-                5000,
-                Duration.ofMinutes(5),
-                25,
-                "hour=*",
-                20,
-                Duration.ofMinutes(5),
-                Duration.ofDays(7));
-        RetentionPolicy flatOut = new RetentionPolicy(
-                Duration.ofDays(14),
-                5000,
-                Duration.ofMinutes(5),
-                100,
-                "hour=*",
-                20,
-                Duration.ofMinutes(5),
-                Duration.ofDays(7));
+    void aSliceRestsForWhicheverRateBindsLessTheTimeItTook() {
+        RetentionPolicy policy = policy(Duration.ofDays(14), 1000, "hour=*");
 
-        assertThat(half.pauseAfter(Duration.ofMillis(20))).isEqualTo(Duration.ofMillis(20));
-        assertThat(quarter.pauseAfter(Duration.ofMillis(20))).isEqualTo(Duration.ofMillis(60));
-        assertThat(flatOut.pauseAfter(Duration.ofMillis(20))).isZero();
+        assertThat(policy.restAfter(1000, 170_000, Duration.ofMillis(10)))
+                .as("1,000 rows at 20,000/s: 50 ms, of which the slice took 10")
+                .isEqualTo(Duration.ofMillis(40));
+        assertThat(policy.restAfter(1000, 16L << 20, Duration.ofMillis(10)))
+                .as("a second's worth of WAL (full-page images) binds before the rows")
+                .isEqualTo(Duration.ofMillis(990));
+        assertThat(policy.restAfter(1000, 170_000, Duration.ofMillis(80)))
+                .as("a slice slower than its rate: no rest, and no debt either")
+                .isZero();
     }
 
     @Test
