@@ -258,6 +258,47 @@ class DedupByIdIT {
     }
 
     /**
+     * A detach locks processed_events_v7 exclusively, and every insert queues behind it while it waits for the
+     * transactions in flight: it may wait 40 ms at a time, then rests and tries again. Here a delivery's transaction
+     * stays open for 2 s: inserts beside it wait for no detach longer than that (with V12's 2 s wait, one waits up to
+     * 2 s), and the purge still drops the day once the transaction ends.
+     */
+    @Test
+    void aDetachHeldUpByATransactionInFlightMakesNoInsertWaitForIt() throws Exception {
+        LocalDate expired = databaseDayClearOfMidnight().minusDays(WINDOW_DAYS + 1);
+        assertThat(bool("SELECT processed_events_day_partition(?)", expired)).isTrue();
+        sql(
+                "INSERT INTO processed_events (event_id, id_version) VALUES (?, 7)",
+                uuid7(expired.atTime(12, 0).toInstant(ZoneOffset.UTC)));
+        List<Long> waits = new ArrayList<>();
+        CompletableFuture<JsonObject> purge;
+        try (Connection inFlight = Database.connect(consumer.settings());
+                Connection beside = Database.connect(consumer.settings())) {
+            inFlight.setAutoCommit(false);
+            insert(inFlight, uuid7(Instant.now()));
+            purge = CompletableFuture.supplyAsync(() -> consumer.admin().postJson("/admin/retention/purge"));
+            long until = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+            while (System.nanoTime() < until) {
+                long start = System.nanoTime();
+                insert(beside, uuid7(Instant.now()));
+                waits.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+            }
+            assertThat(purge)
+                    .as("the detach waits for the transaction in flight")
+                    .isNotDone();
+            inFlight.commit();
+        }
+        JsonObject run = purge.get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+
+        assertThat(waits).as("inserts beside the waiting detach").hasSizeGreaterThan(20);
+        assertThat(waits.stream().mapToLong(Long::longValue).max().orElseThrow())
+                .as("the longest insert, ms: a detach's wait of 40 ms at most, and this machine's scheduling")
+                .isLessThan(250);
+        assertThat(run.getString("outcome")).isEqualTo("COMPLETED");
+        assertThat(partitions()).doesNotContain(dayPartition(expired));
+    }
+
+    /**
      * The database's UTC day, once at least {@link #CLEAR_OF_MIDNIGHT} is left of it (waiting for the next day
      * otherwise): the day a purge started now counts its expired days from.
      */

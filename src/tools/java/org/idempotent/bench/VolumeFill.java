@@ -62,6 +62,8 @@ final class VolumeFill {
     private final boolean timeOrdered;
     private final int windowDays;
     private final int outboxDays;
+    /** The accounts the first fill made, whose announcements the outbox's rows are. */
+    private long accounts;
 
     /**
      * Where the expired half ends: the Monday (UTC) of the week that holds the day {@code RETENTION_DAYS} ago. Every
@@ -95,6 +97,7 @@ final class VolumeFill {
      * one pass each instead of 20,000,000 random insertions.
      */
     void past(long rows, long accounts) throws SQLException {
+        this.accounts = accounts;
         Instant now = Instant.now();
         long outboxRows = rows / (2L * windowDays) * outboxDays;
         try (Connection db = Database.connect(settings)) {
@@ -107,18 +110,7 @@ final class VolumeFill {
             dedupRows(db, expiredBefore.minus(Duration.ofDays(windowDays)), Duration.ofDays(windowDays), rows / 2);
             dedupRows(db, expiredBefore, Duration.between(expiredBefore, now), rows - rows / 2);
             VolumeSchema.outboxPartitions(db, now.minus(Duration.ofDays(outboxDays)), now);
-            chunked("payment_announcements", outboxRows, (from, to) -> {
-                try (PreparedStatement fill = db.prepareStatement(OUTBOX_ROWS)) {
-                    fill.setLong(1, accounts);
-                    fill.setLong(2, accounts);
-                    fill.setObject(3, OffsetDateTime.ofInstant(now.minus(Duration.ofDays(outboxDays)), ZoneOffset.UTC));
-                    fill.setDouble(4, outboxDays * 86_400.0);
-                    fill.setLong(5, outboxRows);
-                    fill.setLong(6, from);
-                    fill.setLong(7, to);
-                    fill.executeUpdate();
-                }
-            });
+            outboxRows(db, now.minus(Duration.ofDays(outboxDays)), Duration.ofDays(outboxDays), outboxRows);
             try (PreparedStatement fill = db.prepareStatement(ACCOUNTS)) {
                 fill.setLong(1, accounts);
                 fill.executeUpdate();
@@ -158,6 +150,41 @@ final class VolumeFill {
         }
         System.out.printf(
                 Locale.ROOT, "  filled %,d expired dedup records (indexes in place) in %.0f s%n", rows, seconds(start));
+        expiredOutboxDay(rows / windowDays);
+    }
+
+    /**
+     * A day of the outbox past its window, {@code rows} published announcements in a partition of their own, closed
+     * below any relay position: the outbox's upkeep drops it whole, so that the drop happens inside a measured window.
+     */
+    private void expiredOutboxDay(long rows) throws SQLException {
+        LocalDate day = LocalDate.now(ZoneOffset.UTC).minusDays(outboxDays + 1L);
+        try (Connection db = Database.connect(settings)) {
+            Instant from = day.atStartOfDay(ZoneOffset.UTC).toInstant();
+            VolumeSchema.outboxPartitions(db, from, from);
+            outboxRows(db, from, Duration.ofDays(1), rows);
+            try (PreparedStatement close =
+                    db.prepareStatement("UPDATE announcement_partitions SET closing_xid = '1' WHERE day = ?")) {
+                close.setObject(1, day);
+                close.executeUpdate();
+            }
+        }
+    }
+
+    /** {@code rows} published announcements written from {@code from} over {@code span}, to the filled accounts. */
+    private void outboxRows(Connection db, Instant from, Duration span, long rows) throws SQLException {
+        chunked("payment_announcements", rows, (first, last) -> {
+            try (PreparedStatement fill = db.prepareStatement(OUTBOX_ROWS)) {
+                fill.setLong(1, accounts);
+                fill.setLong(2, accounts);
+                fill.setObject(3, OffsetDateTime.ofInstant(from, ZoneOffset.UTC));
+                fill.setDouble(4, span.toSeconds());
+                fill.setLong(5, rows);
+                fill.setLong(6, first);
+                fill.setLong(7, last);
+                fill.executeUpdate();
+            }
+        });
     }
 
     Instant expiredBefore() {

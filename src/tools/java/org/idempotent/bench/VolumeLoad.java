@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Random;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -21,9 +22,9 @@ import org.idempotent.stack.PayaraMicroProcess;
 /**
  * A phase of the volume benchmark: payments sent at a fixed rate to a running instance for a time, each one's send to
  * commit measured ({@link CommitLatency}); with retention, a purge by the admin call (the shipped Retention.purge(),
- * its batch size, duty cycle and time budget) started a fifth into the phase, but not before {@link #BEFORE_PURGE} (so
- * that the minute before it is measured too), and called again while a run stops at its time budget, the phase
- * lasting at least until the purge is done. Open-ended: events are made as they are sent (v4 or time-ordered v7 IDs),
+ * its slice, rate and time budget) and the outbox's upkeep beside it, started a fifth into the phase, but not before
+ * {@link #BEFORE_PURGE} (so that the minute before it is measured too), the purge called again while a run stops at
+ * its time budget, the phase lasting at least until the purge is done. Open-ended: events are made as they are sent (v4 or time-ordered v7 IDs),
  * a fifth of them copies of one of the producer's recent events, as in the benchmark's message sets.
  */
 final class VolumeLoad {
@@ -33,7 +34,7 @@ final class VolumeLoad {
 
     private static final double COPIES = 0.2;
     private static final int ACCOUNTS = 1000;
-    /** A purge call answers when its run is done: up to the shipped time budget (300 s), and then some. */
+    /** A purge call answers when its run is done: up to the shipped time budget (840 s), and then some. */
     private static final Duration PURGE_CALL = Duration.ofMinutes(15);
     /** The purge's tail is judged over a minute from its start, against the minute before it. */
     static final Duration BEFORE_PURGE = Duration.ofSeconds(65);
@@ -95,7 +96,9 @@ final class VolumeLoad {
             long fifth = Math.max(length.toNanos() / 5, retention ? BEFORE_PURGE.toNanos() : 0);
             Thread.sleep(fifth / 1_000_000);
             if (retention) {
+                CompletableFuture<String> outboxUpkeep = CompletableFuture.supplyAsync(() -> outboxUpkeep(micro));
                 purge = purge(micro);
+                System.out.printf(Locale.ROOT, "    outbox upkeep, started with the purge: %s%n", outboxUpkeep.join());
             }
             long end = start + length.toNanos();
             while (System.nanoTime() < end) {
@@ -123,9 +126,7 @@ final class VolumeLoad {
         if (purge != null) {
             before = latency.between(stack.settings, purge.from().minus(AROUND_PURGE), purge.from())
                     .total();
-            Instant aMinuteOn = purge.from().plus(AROUND_PURGE);
-            around = latency.between(
-                            stack.settings, purge.from(), purge.to().isAfter(aMinuteOn) ? purge.to() : aMinuteOn)
+            around = latency.between(stack.settings, purge.from(), purge.from().plus(AROUND_PURGE))
                     .total();
         }
         Phase phase = new Phase(
@@ -158,11 +159,24 @@ final class VolumeLoad {
                     purge.runs());
             System.out.printf(
                     Locale.ROOT,
-                    "    send -> commit in the minute before the purge %s; from its start, a minute or to its end %s%n",
+                    "    send -> commit in the minute before the purge %s; in the minute from its start %s%n",
                     before,
                     around);
         }
         return phase;
+    }
+
+    /** The outbox's upkeep by its admin call, as its timer runs it: the rows that went, and how long it took. */
+    private String outboxUpkeep(PayaraMicroProcess micro) {
+        AdminClient admin =
+                AdminClient.as(micro, stack.settings.get("ADMIN_USER"), stack.settings.get("ADMIN_PASSWORD"));
+        long start = System.nanoTime();
+        JsonObject upkeep = admin.postJson("/admin/announcements/purge", PURGE_CALL);
+        return String.format(
+                Locale.ROOT,
+                "%,d announcements dropped in %.1f s",
+                upkeep.getJsonNumber("deleted").longValue(),
+                (System.nanoTime() - start) / 1e9);
     }
 
     /** Purge runs until one completes: a run that spends its time budget stops, and the next goes on. */

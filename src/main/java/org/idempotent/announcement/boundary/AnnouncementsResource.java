@@ -21,6 +21,7 @@ import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.idempotent.AdminApi;
 import org.idempotent.announcement.control.Outbox;
+import org.idempotent.announcement.control.OutboxDays;
 import org.idempotent.announcement.control.Relay;
 import org.idempotent.announcement.entity.Announcement;
 import org.idempotent.delivery.boundary.EventIdParameter;
@@ -44,6 +45,9 @@ public class AnnouncementsResource {
 
     @Inject
     Relay relay;
+
+    @Inject
+    OutboxDays days;
 
     /** 200 with the event's announcements; 404 if it has none (not applied, or purged after its window). */
     @GET
@@ -111,7 +115,7 @@ public class AnnouncementsResource {
     @POST
     @Path("purge")
     public Map<String, Long> purgeNow(@Context SecurityContext caller) {
-        long deleted = relay.purgeSent();
+        long deleted = days.purgeSent();
         LOG.log(Level.INFO, "{0} purged {1} sent announcements", new Object[] {
             caller.getUserPrincipal().getName(), deleted
         });

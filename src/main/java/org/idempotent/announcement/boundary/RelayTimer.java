@@ -16,6 +16,7 @@ import jakarta.ejb.TransactionAttributeType;
 import jakarta.inject.Inject;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import org.idempotent.announcement.control.OutboxDays;
 import org.idempotent.announcement.control.Relay;
 import org.idempotent.retention.control.RetentionSettings;
 import org.idempotent.retention.entity.RetentionPolicy;
@@ -38,6 +39,9 @@ public class RelayTimer {
 
     @Inject
     Relay relay;
+
+    @Inject
+    OutboxDays days;
 
     @Inject
     RetentionSettings settings;
@@ -73,6 +77,6 @@ public class RelayTimer {
 
     @Timeout
     void purge() {
-        relay.purgeSent();
+        days.purgeSent();
     }
 }

@@ -6,7 +6,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -15,15 +14,14 @@ import javax.sql.DataSource;
 import org.idempotent.Resources;
 import org.idempotent.announcement.entity.Announcement;
 import org.idempotent.payment.control.Payments;
-import org.idempotent.postgres.AdvisoryLock;
 
 /**
  * The outbox, table payment_announcements: every statement on it but the relay's ({@link OutboxCursor}) and one.
  * That one writes the rows: the payment's own statement, {@link Payments#GUARDED_UPSERT}, which applies a
  * payment and writes its announcement together, so that a payment is announced if and only if it committed, at no
  * extra round trip. Nothing updates or deletes a row after that (but a resend's count, after a relay stopped
- * mid-window): the relay keeps one position, and retention drops whole days (V7__outbox_cursor.sql). Here: the
- * backlog, the days' upkeep, the admin API's reads and re-announcement. All in autocommit: each statement is a
+ * mid-window): the relay keeps one position, and retention drops whole days ({@link OutboxDays}). Here: the
+ * backlog, the admin API's reads and re-announcement. All in autocommit: each statement is a
  * transaction of its own.
  */
 @ApplicationScoped
@@ -32,8 +30,6 @@ public class Outbox {
     static final String BACKLOG = """
             SELECT count(*), coalesce(extract(epoch FROM clock_timestamp() - min(written_at)), 0)
               FROM unsent_announcements""";
-    /** Drops the days past the window (and deletes published rows of the default partition past it). */
-    static final String MAINTENANCE = "SELECT announcement_maintenance(make_interval(secs => ?))";
     /**
      * Copies of the account's latest announcements from a sequence number on, with a new generation (a new
      * duplicate-detection ID, or the broker would drop them as resends), written under the account's row lock like a
@@ -65,9 +61,6 @@ public class Outbox {
     static final String OLDEST_RETAINED =
             "SELECT min(account_sequence) FROM payment_announcements WHERE account_id = ?";
 
-    /** Advisory lock key of the purge ("annpurge" in ASCII), the same on every instance. */
-    static final long PURGE_LOCK = 0x616e6e7075726765L;
-
     /** Unsent rows, and the age in seconds of the oldest (0 if none). */
     public record Backlog(long unsent, double oldestAgeSeconds) {}
 
@@ -97,27 +90,6 @@ public class Outbox {
             return Optional.of("pid " + row.getInt(1) + " (user " + row.getString(2) + ", application '"
                     + row.getString(3) + "', " + (row.getString(4) == null ? "state not shown" : row.getString(4))
                     + ")");
-        }
-    }
-
-    /**
-     * Drops the days of the outbox past {@code window} whose rows are all published, one instance at a time; unsent
-     * rows are never dropped. Creates the partitions of the next days on the way.
-     *
-     * @return the rows that went; empty if another instance's purge holds the lock
-     */
-    Optional<Long> purgeSent(Duration window) throws SQLException {
-        try (Connection db = dataSource.getConnection()) {
-            db.setAutoCommit(true);
-            return AdvisoryLock.whileHeld(db, PURGE_LOCK, () -> {
-                try (PreparedStatement maintain = db.prepareStatement(MAINTENANCE)) {
-                    maintain.setDouble(1, window.toSeconds());
-                    try (ResultSet row = maintain.executeQuery()) {
-                        row.next();
-                        return row.getLong(1);
-                    }
-                }
-            });
         }
     }
 

@@ -23,9 +23,6 @@ import org.idempotent.announcement.control.RelayPacing.Pass;
 import org.idempotent.announcement.entity.AnnouncementMessage;
 import org.idempotent.delivery.entity.EventApplied;
 import org.idempotent.postgres.AdvisoryLock;
-import org.idempotent.retention.control.RetentionSettings;
-import org.idempotent.retention.entity.RetentionPolicy;
-import org.idempotent.retention.entity.UnsafeRetention;
 import org.idempotent.schema.boundary.SchemaMigration;
 
 /**
@@ -66,9 +63,6 @@ public class Relay {
 
     @Inject
     AnnouncementPublisher publisher;
-
-    @Inject
-    RetentionSettings retention;
 
     @Inject
     MetricRegistry metrics;
@@ -203,29 +197,6 @@ public class Relay {
         }
         OutboxCursor.close(db, end);
         return pages > 1 || page.full();
-    }
-
-    /**
-     * Drops the outbox's days past their window whose rows are all published, and creates those ahead; unsent rows are
-     * never dropped.
-     *
-     * @return the rows deleted: 0 also when the window is unsafe, the database failed (both logged) or another
-     *     instance's purge holds the lock
-     */
-    public long purgeSent() {
-        try {
-            Duration window = RetentionPolicy.requireAnnouncementWindow(retention.announcementWindow());
-            schema.awaitMigrated();
-            long deleted = outbox.purgeSent(window).orElse(0L);
-            LOG.log(Level.FINE, "Purged {0} sent announcements older than {1}", new Object[] {deleted, window});
-            return deleted;
-        } catch (UnsafeRetention e) {
-            LOG.log(Level.SEVERE, e.getMessage());
-            return 0;
-        } catch (SQLException e) {
-            LOG.log(Level.WARNING, "Purge of sent announcements failed: {0}", e.toString());
-            return 0;
-        }
     }
 
     /**

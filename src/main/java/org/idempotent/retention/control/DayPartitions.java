@@ -7,8 +7,10 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import org.idempotent.postgres.LockRetries;
 
 /**
  * The purge of processed_events partitioned by event ID (V12__processed_events_by_id.sql): the partitions of
@@ -35,8 +37,8 @@ final class DayPartitions {
 
     /**
      * Makes the days ahead, drops a day a purge detached and did not get to drop, then every day partition that
-     * {@code window} has passed, oldest first. A detach refused (its lock not granted within the function's
-     * lock_timeout, say) ends the pass: the next purge goes on from there.
+     * {@code window} has passed, oldest first. A detach whose lock is refused every time ({@link PartitionDetach}),
+     * or that fails, ends the pass: the next purge goes on from there.
      */
     static Dropped purge(Connection connection, Duration window, PurgePacing pacing) throws SQLException {
         try (PreparedStatement ahead = connection.prepareStatement(DAYS_AHEAD)) {
@@ -50,23 +52,25 @@ final class DayPartitions {
         int days = 0;
         long rows = 0;
         for (String day : expired(connection, window)) {
-            long inIt;
-            try (PreparedStatement detach = connection.prepareStatement(DETACH)) {
-                detach.setString(1, day);
-                detach.setDouble(2, window.toSeconds());
-                try (ResultSet counted = detach.executeQuery()) {
-                    counted.next();
-                    inIt = counted.getLong(1);
-                }
+            Optional<Long> inIt;
+            try {
+                inIt = PartitionDetach.rows(connection.prepareStatement(DETACH), day, window);
             } catch (SQLException e) {
                 LOG.log(Level.WARNING, "{0} not dropped, the next purge tries again: {1}", new Object[] {
                     day, e.getMessage()
                 });
                 return new Dropped(days, rows, false);
             }
+            if (inIt.isEmpty()) {
+                LOG.log(
+                        Level.WARNING,
+                        "{0} not dropped: its lock was refused {1} times; the next purge tries again",
+                        new Object[] {day, LockRetries.ATTEMPTS});
+                return new Dropped(days, rows, false);
+            }
             dropDetached(connection);
             days++;
-            rows += inIt;
+            rows += inIt.get();
             if (!pacing.goOnAfterFilesFreed()) {
                 return new Dropped(days, rows, false);
             }

@@ -7,6 +7,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -34,8 +35,8 @@ final class WeekPartitions {
 
     /**
      * Makes this week's and the next week's partitions, then drops every week partition that {@code window} has
-     * passed, oldest first. A drop refused (its lock not granted within the function's lock_timeout, say) ends the
-     * pass: the next purge goes on from there.
+     * passed, oldest first. A detach whose lock is refused every time ({@link PartitionDetach}), or that fails, ends
+     * the pass: the next purge goes on from there.
      */
     static Dropped purge(Connection connection, Duration window) throws SQLException {
         try (PreparedStatement ahead = connection.prepareStatement(WEEKS_AHEAD)) {
@@ -45,23 +46,22 @@ final class WeekPartitions {
         int weeks = 0;
         long rows = 0;
         for (String week : expired(connection, window)) {
-            long inIt;
-            try (PreparedStatement detach = connection.prepareStatement(DETACH)) {
-                detach.setString(1, week);
-                detach.setDouble(2, window.toSeconds());
-                try (ResultSet counted = detach.executeQuery()) {
-                    counted.next();
-                    inIt = counted.getLong(1);
-                }
-                dropDetached(connection);
+            Optional<Long> inIt;
+            try {
+                inIt = PartitionDetach.rows(connection.prepareStatement(DETACH), week, window);
             } catch (SQLException e) {
                 LOG.log(Level.WARNING, "{0} not dropped, the next purge tries again: {1}", new Object[] {
                     week, e.getMessage()
                 });
                 break;
             }
+            if (inIt.isEmpty()) {
+                LOG.log(Level.WARNING, "{0} not dropped: its lock was refused; the next purge tries again", week);
+                break;
+            }
+            dropDetached(connection);
             weeks++;
-            rows += inIt;
+            rows += inIt.get();
         }
         return new Dropped(weeks, rows);
     }
