@@ -66,21 +66,26 @@ public class RetentionTimer {
         metrics.gauge("retention.interval.seconds", this, bean -> bean.intervalSeconds);
     }
 
+    /**
+     * The interval is measured before the purge, which may take minutes (now is this timeout's own time), and shown
+     * after it: shown before, a scrape between the two would see a timer that has run and no purge that succeeded,
+     * which RetentionOverdue reads as overdue.
+     */
     @Timeout
     void purge(Timer timer) {
-        measureInterval(timer);
+        long interval = intervalOf(timer);
         retention.purge();
+        intervalSeconds = interval;
         reschedule(timer);
     }
 
-    /** Before the purge, which may take minutes: now is this timeout's own time. */
-    private void measureInterval(Timer timer) {
+    private long intervalOf(Timer timer) {
         try {
-            intervalSeconds = Duration.between(
-                            Instant.now(), timer.getNextTimeout().toInstant())
+            return Duration.between(Instant.now(), timer.getNextTimeout().toInstant())
                     .toSeconds();
         } catch (NoMoreTimeoutsException last) {
             // A schedule that ends: the interval last measured stands.
+            return intervalSeconds;
         }
     }
 
