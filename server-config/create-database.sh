@@ -10,6 +10,8 @@
 # default too; give the schema a role of its own in production, e.g. payments_owner), DB_USER (payments_app),
 # DB_OWNER_PASSWORD and DB_PASSWORD (required; or DB_OWNER_PASSWORD_FILE / DB_PASSWORD_FILE naming a file that holds
 # it); DB_SUPERUSER_PASSWORD_FILE, if set, is read into PGPASSWORD.
+# TLS is libpq's own: PGSSLMODE=verify-full PGSSLROOTCERT=the CA's file (what DB_SSL_MODE and DB_SSL_ROOT_CERT are to
+# the application's pools).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 

@@ -200,6 +200,12 @@ class FailoverSuiteIT {
         await().atMost(Duration.ofSeconds(5))
                 .pollInterval(Duration.ofMillis(100))
                 .until(() -> stack.brokerPair().consumerCount(queue()) >= sessions(2));
+        // Its outbox was made at deployment: the backlog gauge, read first by the health and metrics threads, is a
+        // count
+        // and not -1, which the gauge answers when the outbox cannot be reached.
+        assertThat(victim.metrics().gauge("announcement_unsent"))
+                .as("the restarted instance's unsent announcements")
+                .isNotNegative();
         awaitApplied(run.workload(), 0.6);
         stack.brokerPair().failBack(queue());
 

@@ -25,11 +25,22 @@ class SettingsTest {
                 .with("DB_PORT", "5432")
                 .with("DB_NAME", "payments");
 
-        assertThat(one.jdbcUrl()).isEqualTo("jdbc:postgresql://db-1:5432/payments?targetServerType=primary");
+        assertThat(one.jdbcUrl()).startsWith("jdbc:postgresql://db-1:5432/payments?targetServerType=primary&");
         assertThat(one.with("DB_STANDBY_HOST", "db-2").jdbcUrl())
-                .isEqualTo("jdbc:postgresql://db-1:5432,db-2:5432/payments?targetServerType=primary");
+                .startsWith("jdbc:postgresql://db-1:5432,db-2:5432/payments?targetServerType=primary&");
         assertThat(one.with("DB_STANDBY_PORT", "5433").jdbcUrl("postgres"))
-                .isEqualTo("jdbc:postgresql://db-1:5432,db-1:5433/postgres?targetServerType=primary");
+                .startsWith("jdbc:postgresql://db-1:5432,db-1:5433/postgres?targetServerType=primary&");
+    }
+
+    @Test
+    void theJdbcUrlSpeaksTlsAsConfigured() {
+        Settings verified = Settings.fromEnvironment()
+                .with("DB_SSL_MODE", "verify-full")
+                .with("DB_SSL_ROOT_CERT", "/etc/payments/ca 1.crt");
+
+        assertThat(Settings.fromEnvironment().jdbcUrl())
+                .endsWith("&sslmode=prefer&sslrootcert=%2Fetc%2Fssl%2Fcerts%2Fca-certificates.crt");
+        assertThat(verified.jdbcUrl()).endsWith("&sslmode=verify-full&sslrootcert=%2Fetc%2Fpayments%2Fca+1.crt");
     }
 
     @Test

@@ -5,8 +5,12 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 /** Reads the outcome counters of one Payara Micro instance from its /metrics endpoint. */
 public final class InstanceMetrics {
@@ -38,12 +42,27 @@ public final class InstanceMetrics {
 
     /** Any application metric without tags, by its Prometheus name. */
     public double gauge(String name) {
+        String body = get("/metrics?scope=application");
         Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "\\{[^}]*} ([0-9.E+-]+)$")
-                .matcher(get("/metrics?scope=application"));
+                .matcher(body);
         if (!m.find()) {
-            throw new IllegalStateException("no metric " + name);
+            throw new IllegalStateException("no metric " + name + " at " + instance.uri("/metrics") + "; its lines of "
+                    + "the family: " + family(body, name) + "; the metrics it shows: " + names(body));
         }
         return Double.parseDouble(m.group(1));
+    }
+
+    /** The lines that start with the name's first word, as the endpoint wrote them. */
+    private static List<String> family(String body, String name) {
+        String prefix = name.split("_", 2)[0];
+        return body.lines().filter(line -> line.startsWith(prefix)).toList();
+    }
+
+    private static Set<String> names(String body) {
+        return body.lines()
+                .filter(line -> !line.startsWith("#") && !line.isBlank())
+                .map(line -> line.split("[{ ]", 2)[0])
+                .collect(Collectors.toCollection(TreeSet::new));
     }
 
     /** Everything /metrics shows, every scope, in the Prometheus text format. */

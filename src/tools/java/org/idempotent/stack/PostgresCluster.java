@@ -103,12 +103,24 @@ public final class PostgresCluster implements AutoCloseable {
     }
 
     public void start() {
-        binaries.run(
-                "pg_ctl", "-D", dataDir(), "-l", root.resolve("postgres.log").toString(), "-w", "-t", "120", "start");
+        binaries.run("pg_ctl", "-D", dataDir(), "-l", log().toString(), "-w", "-t", "120", "start");
+    }
+
+    /** From now on, a client that does not speak TLS is turned away (pg_hba.conf rewritten, the server reloaded). */
+    public void refusePlainConnections() throws IOException {
+        Files.writeString(
+                root.resolve("data").resolve("pg_hba.conf"),
+                "hostssl all all 127.0.0.1/32 trust\nhostssl all all ::1/128 trust\nhostnossl all all all reject\n");
+        binaries.run("pg_ctl", "-D", dataDir(), "reload");
     }
 
     public void stop() {
         binaries.run("pg_ctl", "-D", dataDir(), "-m", "fast", "-w", "stop");
+    }
+
+    /** The server's log: its messages, such as a refused handshake, since the cluster was made. */
+    public Path log() {
+        return root.resolve("postgres.log");
     }
 
     public int port() {

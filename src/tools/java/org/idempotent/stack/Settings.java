@@ -2,6 +2,8 @@ package org.idempotent.stack;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -112,7 +114,9 @@ public final class Settings {
         String primary = get("DB_HOST") + ":" + get("DB_PORT");
         String standby = get("DB_STANDBY_HOST") + ":" + get("DB_STANDBY_PORT");
         String servers = standby.equals(primary) ? primary : primary + "," + standby;
-        return "jdbc:postgresql://" + servers + "/" + database + "?targetServerType=primary";
+        return "jdbc:postgresql://" + servers + "/" + database + "?targetServerType=primary&sslmode="
+                + URLEncoder.encode(get("DB_SSL_MODE"), StandardCharsets.UTF_8) + "&sslrootcert="
+                + URLEncoder.encode(get("DB_SSL_ROOT_CERT"), StandardCharsets.UTF_8);
     }
 
     public String brokerUrl() {

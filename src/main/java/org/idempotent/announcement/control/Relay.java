@@ -6,6 +6,7 @@ import jakarta.ejb.EJB;
 import jakarta.enterprise.concurrent.ManagedScheduledExecutorService;
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
+import jakarta.enterprise.event.Startup;
 import jakarta.inject.Inject;
 import jakarta.jms.JMSException;
 import java.sql.Connection;
@@ -44,6 +45,7 @@ public class Relay {
     public static final long RELAY_LOCK = 0x616e6e6f756e6365L;
 
     private static final Duration BACKLOG_FRESHNESS = Duration.ofSeconds(5);
+    private static final Outbox.Backlog UNKNOWN = new Outbox.Backlog(-1, -1);
     /** How often at most the position moves over a window without rows (one write). */
     private static final Duration EMPTY_ADVANCE_INTERVAL = Duration.ofSeconds(1);
 
@@ -69,6 +71,7 @@ public class Relay {
 
     private RelayPacing pacing;
     private volatile boolean failing;
+    private volatile boolean started;
     private volatile Outbox.Backlog backlog;
     private volatile long backlogMeasuredAt;
     private volatile long emptyAdvancedAt = System.nanoTime();
@@ -200,21 +203,46 @@ public class Relay {
     }
 
     /**
-     * The backlog, or -1 for both figures if the database does not answer. One query serves both gauges, the health
-     * check and every scrape for {@link #BACKLOG_FRESHNESS}, as the dedup table's gauges do.
+     * The backlog, or -1 for both figures if the database does not answer or the application has not started yet. One
+     * query serves both gauges, the health check and every scrape for {@link #BACKLOG_FRESHNESS}, as the dedup table's
+     * gauges do.
      */
     public Outbox.Backlog backlog() {
+        if (!started) {
+            return UNKNOWN;
+        }
         Outbox.Backlog measured = backlog;
         if (measured == null || System.nanoTime() - backlogMeasuredAt > BACKLOG_FRESHNESS.toNanos()) {
-            try {
-                measured = outbox.backlog();
-            } catch (SQLException e) {
-                LOG.log(Level.FINE, "Announcement backlog unknown: {0}", e.toString());
-                measured = new Outbox.Backlog(-1, -1);
-            }
-            backlog = measured;
-            backlogMeasuredAt = System.nanoTime();
+            measured = measure();
         }
+        return measured;
+    }
+
+    /**
+     * The first measurement at the end of deployment, in the application's context, which makes the outbox there.
+     * Health checks and scrapes come earlier, on Payara's own threads: a bean with a {@code @Resource} made by one of
+     * them cannot look it up (java:comp/env is the application's), and its first call would fail.
+     */
+    void measureOnceStarted(@Observes Startup startup) {
+        measure();
+        started = true;
+    }
+
+    private Outbox.Backlog measure() {
+        Outbox.Backlog measured;
+        try {
+            measured = outbox.backlog();
+        } catch (SQLException e) {
+            LOG.log(Level.FINE, "Announcement backlog unknown: {0}", e.toString());
+            measured = UNKNOWN;
+        } catch (RuntimeException e) {
+            // Thrown out of a gauge, an IllegalStateException makes Payara leave the metric out of the scrape
+            // without a word: answer "unknown" as for a silent database, and say why.
+            LOG.log(Level.WARNING, "Announcement backlog unknown", e);
+            measured = UNKNOWN;
+        }
+        backlog = measured;
+        backlogMeasuredAt = System.nanoTime();
         return measured;
     }
 }
