@@ -3,6 +3,9 @@ package org.idempotent.operations;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import jakarta.jms.JMSConsumer;
+import jakarta.jms.JMSContext;
+import jakarta.jms.Queue;
 import jakarta.json.JsonObject;
 import java.io.IOException;
 import java.net.http.HttpClient;
@@ -22,6 +25,7 @@ import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.management.ObjectName;
+import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.assertj.core.api.SoftAssertions;
 import org.idempotent.announcement.control.Relay;
 import org.idempotent.fixtures.Ledger;
@@ -31,6 +35,7 @@ import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.loadgen.PoisonKind;
 import org.idempotent.operations.boundary.PaymentsJmx;
 import org.idempotent.payment.entity.PaymentEvent;
+import org.idempotent.retention.control.Retention;
 import org.idempotent.stack.AdminClient;
 import org.idempotent.stack.BrokerProcess;
 import org.idempotent.stack.Build;
@@ -57,6 +62,7 @@ import org.junit.jupiter.api.TestMethodOrder;
 class OperationsIT {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);
+    private static final String PAGING_QUEUE = "it.operations.paging";
     private static final String VIEWER = "viewer";
     private static final String VIEWER_PASSWORD = "viewer-password";
     private static final HttpClient HTTP =
@@ -87,7 +93,12 @@ class OperationsIT {
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
         Database.recreate(settings);
         Files.createDirectories(settings.stackDir());
-        broker = BrokerProcess.start(settings, false, TestQueues.brokerProperties());
+        List<String> brokerProperties = new ArrayList<>(TestQueues.brokerProperties());
+        // An address that pages after a few messages.
+        brokerProperties.add("addressSettings.\"" + PAGING_QUEUE + "\".maxSizeBytes=20000");
+        brokerProperties.add("addressSettings.\"" + PAGING_QUEUE + "\".pageSizeBytes=10000");
+        brokerProperties.add("addressSettings.\"" + PAGING_QUEUE + "\".addressFullMessagePolicy=PAGE");
+        broker = BrokerProcess.start(settings, false, brokerProperties);
         Path viewerPassword = settings.stackDir().resolve("viewer-password");
         Files.writeString(viewerPassword, "AS_ADMIN_USERPASSWORD=" + VIEWER_PASSWORD + "\n");
         jmxPort = FreePort.find();
@@ -227,6 +238,60 @@ class OperationsIT {
             }
         });
         empty.assertAll();
+    }
+
+    /**
+     * Retention that does not run (another session holds its lock, as a purge stuck behind a long transaction would)
+     * while the dedup table holds records two days past the window: RetentionBehind fires, and goes once they are gone.
+     */
+    @Test
+    @Order(5)
+    void recordsPastTheWindowWhileNoPurgeRunsMakeTheRetentionAlertFire() throws Exception {
+        Duration window = Duration.ofDays(settings.getInt("RETENTION_DAYS"));
+        try (Connection db = Database.connect(settings);
+                Statement statement = db.createStatement()) {
+            statement.execute("SELECT pg_advisory_lock(" + Retention.LOCK_KEY + ")");
+            try {
+                ledger.insertProcessed(3, window.plusDays(2));
+                await().atMost(PATIENCE)
+                        .untilAsserted(() -> assertThat(prometheus.firing()).contains("RetentionBehind"));
+            } finally {
+                statement.execute("DELETE FROM processed_events WHERE processed_at < now() - interval '"
+                        + window.toDays() + " days'");
+                statement.execute("SELECT pg_advisory_unlock(" + Retention.LOCK_KEY + ")");
+            }
+        }
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(prometheus.alerts()).doesNotContainKey("RetentionBehind"));
+    }
+
+    /**
+     * An address past its max-size-bytes (PAGING_QUEUE's, made small for this test) with nothing reading it pages to
+     * disk: BrokerPaging fires, and goes once the messages are read.
+     */
+    @Test
+    @Order(6)
+    void anAddressPagingToDiskMakesThePagingAlertFire() throws Exception {
+        ActiveMQConnectionFactory factory = new ActiveMQConnectionFactory(
+                settings.brokerUrl(), settings.get("BROKER_PRODUCER_USER"), settings.get("BROKER_PRODUCER_PASSWORD"));
+        try (JMSContext context = factory.createContext()) {
+            Queue queue = context.createQueue(PAGING_QUEUE);
+            byte[] body = new byte[2_000];
+            for (int i = 0; i < 40; i++) {
+                context.createProducer().send(queue, body);
+            }
+            await().atMost(PATIENCE)
+                    .untilAsserted(() -> assertThat(prometheus.firing()).contains("BrokerPaging"));
+            try (JMSConsumer reader = context.createConsumer(queue)) {
+                for (int i = 0; i < 40; i++) {
+                    assertThat(reader.receive(PATIENCE.toMillis()))
+                            .as("message %d", i)
+                            .isNotNull();
+                }
+            }
+        }
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(prometheus.alerts()).doesNotContainKey("BrokerPaging"));
     }
 
     @Test
@@ -460,7 +525,12 @@ class OperationsIT {
         try {
             awaitNotReadyFor("broker");
         } finally {
-            broker = BrokerProcess.start(settings, false, TestQueues.brokerProperties());
+            List<String> brokerProperties = new ArrayList<>(TestQueues.brokerProperties());
+            // An address that pages after a few messages.
+            brokerProperties.add("addressSettings.\"" + PAGING_QUEUE + "\".maxSizeBytes=20000");
+            brokerProperties.add("addressSettings.\"" + PAGING_QUEUE + "\".pageSizeBytes=10000");
+            brokerProperties.add("addressSettings.\"" + PAGING_QUEUE + "\".addressFullMessagePolicy=PAGE");
+            broker = BrokerProcess.start(settings, false, brokerProperties);
         }
 
         await().atMost(PATIENCE)

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.idempotent.fixtures.Ledger;
+import org.idempotent.fixtures.PrometheusServer;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.stack.Build;
 import org.idempotent.stack.Commands;
@@ -164,7 +165,8 @@ class DatabaseTlsIT {
 
     /**
      * The pools verify what they were told to: the same consumer, trusting another CA, refuses the server's certificate
-     * (the server logs the client's alert) and never gets a connection.
+     * (the server logs the client's alert) and never gets a connection. Its deployment fails at the schema's migration,
+     * and Payara goes on without it, which the shipped alert rules see: PaymentConsumerApplicationMissing fires.
      */
     @Test
     void aConsumerTrustingAnotherCaRefusesTheServerAndGetsNoConnection() throws Exception {
@@ -172,13 +174,20 @@ class DatabaseTlsIT {
         Settings trustingAnother = consumer(verified.with("DB_SSL_ROOT_CERT", file("other-ca.crt")));
         long refusedBefore = refusedHandshakes();
         try (PayaraMicroProcess micro =
-                PayaraMicroProcess.start("db-tls-other-ca-it", trustingAnother, Build.WAR, false)) {
+                        PayaraMicroProcess.start("db-tls-other-ca-it", trustingAnother, Build.WAR, false);
+                PrometheusServer prometheus = PrometheusServer.start(
+                        DIR.resolve("prometheus"),
+                        Map.of(
+                                "payment-consumer", "127.0.0.1:" + trustingAnother.get("HTTP_PORT"),
+                                "payments-broker", "127.0.0.1:" + trustingAnother.get("BROKER_METRICS_PORT")))) {
             await().atMost(Duration.ofMinutes(2))
                     .pollInterval(Duration.ofSeconds(1))
                     .until(() -> refusedHandshakes() > refusedBefore);
             assertThat(sessionsOf(List.of(verified.get("DB_USER"), verified.get("DB_OWNER_USER"))))
                     .as("sessions of the application's roles")
                     .isEmpty();
+            await().atMost(Duration.ofMinutes(2))
+                    .untilAsserted(() -> assertThat(prometheus.firing()).contains("PaymentConsumerApplicationMissing"));
         }
     }
 

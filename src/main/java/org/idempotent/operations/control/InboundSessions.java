@@ -2,8 +2,6 @@ package org.idempotent.operations.control;
 
 import jakarta.annotation.Resource;
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.event.Observes;
-import jakarta.enterprise.event.Startup;
 import jakarta.inject.Inject;
 import jakarta.jms.ConnectionFactory;
 import java.lang.reflect.Field;
@@ -60,15 +58,6 @@ public class InboundSessions {
     @Inject
     @ConfigProperty(name = "REFUNDS_QUEUE")
     String refundsQueue;
-
-    /**
-     * Created at deployment, in the application's context. Created later by a first call from Payara's own health or
-     * metrics thread, its {@code @Resource} cannot be looked up there (java:comp/env is the application's), and the
-     * call fails with an IllegalStateException, again on every such call until some application thread creates it.
-     */
-    void createdAtDeployment(@Observes Startup startup) {
-        // the injection is the work
-    }
 
     public Reading read() {
         try {

@@ -21,6 +21,7 @@ import org.idempotent.retention.control.Retention;
 import org.idempotent.retention.control.RetentionSettings;
 import org.idempotent.retention.entity.RetentionPolicy;
 import org.idempotent.retention.entity.UnsafeRetention;
+import org.idempotent.schema.boundary.SchemaMigration;
 
 /**
  * Runs the purge on RETENTION_SCHEDULE. A calendar timer built from configuration rather than {@code @Schedule},
@@ -43,6 +44,9 @@ public class RetentionTimer {
     @Inject
     RetentionSettings settings;
 
+    @EJB
+    SchemaMigration schema;
+
     @Inject
     MetricRegistry metrics;
 
@@ -64,6 +68,15 @@ public class RetentionTimer {
         reschedule(null);
         // An alert on a purge overdue needs the interval whatever the schedule's form (a calendar expression).
         metrics.gauge("retention.interval.seconds", this, bean -> bean.intervalSeconds);
+        // And one on retention falling behind, how old the oldest record may be: the window (read as the purge reads
+        // it) and the layout's granule.
+        metrics.gauge(
+                "retention.oldest.allowed.age.seconds",
+                this,
+                bean -> bean.settings
+                        .window()
+                        .plus(bean.schema.dedupLayout().granule())
+                        .toSeconds());
     }
 
     /**

@@ -48,7 +48,7 @@ import org.idempotent.schema.boundary.SchemaMigration;
 public class Retention {
 
     /** Advisory lock key of the purge ("retentio" in ASCII), the same on every instance. */
-    static final long LOCK_KEY = 0x726574656e74696fL;
+    public static final long LOCK_KEY = 0x726574656e74696fL;
 
     private static final Logger LOG = Logger.getLogger(Retention.class.getName());
 

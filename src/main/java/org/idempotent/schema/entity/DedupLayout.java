@@ -1,5 +1,6 @@
 package org.idempotent.schema.entity;
 
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
@@ -19,6 +20,18 @@ public enum DedupLayout {
      * has its original's ID and so lands in its partition: the primary key alone decides.
      */
     ID;
+
+    /**
+     * How much longer than the window a record may stay: the row-by-row purge deletes each record once it expires, the
+     * partitioned layouts drop a day or a week once the window has passed its end.
+     */
+    public Duration granule() {
+        return switch (this) {
+            case NONE -> Duration.ZERO;
+            case ID -> Duration.ofDays(1);
+            case WEEK -> Duration.ofDays(7);
+        };
+    }
 
     /** The value of {@code DEDUP_PARTITIONING} that installs it. */
     public String setting() {
