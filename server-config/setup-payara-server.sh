@@ -159,13 +159,36 @@ if [ "$TARGET" != server ]; then
     session "$work/restart" || { echo "setup-payara-server.sh: restarting $TARGET failed (see above)" >&2; exit 1; }
 fi
 
+# The cause of a failed ping, as PostgreSQL gave it. The pools list the primary and the standby, the same server twice
+# when there is one, and the driver then reports only "Could not find a server with specified targetServerType" (it
+# skips a server it failed to reach once): a pool of DB_HOST alone, pinged as this role, names the cause (a missing
+# database or role, a wrong password, a refused certificate). Prints it; nothing if that pool answers.
+cause() {
+    local user=$1 alias=$2
+    {
+        printf '%s' "create-jdbc-connection-pool --datasourceclassname org.postgresql.ds.PGSimpleDataSource"
+        printf '%s' " --restype javax.sql.DataSource --property serverName=${DB_HOST:-localhost}\\\\:${DB_PORT:-5432}"
+        printf '%s' ":databaseName=${DB_NAME:-payments}:user=$user:password=\${ALIAS=$alias}"
+        printf '%s' ":sslMode=${DB_SSL_MODE:-prefer}:sslRootCert=${DB_SSL_ROOT_CERT:-/etc/ssl/certs/ca-certificates.crt}"
+        printf '%s\n' " payments-cause-pool" "ping-connection-pool payments-cause-pool"
+    } > "$work/cause"
+    if ! session "$work/cause" > /dev/null; then
+        sed -n 's/.*because: //p' "$work/cause.out" | sed 's/ *Please check the server.log.*//' | head -1
+    fi
+    printf 'delete-jdbc-connection-pool payments-cause-pool\n' > "$work/cause-cleanup"
+    session "$work/cause-cleanup" > /dev/null || true
+}
+
 # 3. The database must answer before the application deploys (it migrates the schema at start).
 printf 'ping-connection-pool payments-pool\nping-connection-pool payments-owner-pool\n' > "$work/ping"
 if ! session "$work/ping"; then
     echo "setup-payara-server.sh: PostgreSQL database '${DB_NAME:-payments}' on ${DB_HOST:-localhost}:${DB_PORT:-5432}" \
-        "does not answer to both of its roles (see above). Create it (createdb -h ${DB_HOST:-localhost} -U postgres" \
-        "${DB_NAME:-payments}) and its roles (server-config/database-roles.sql, see src/site/markdown/deployment.md), or fix" \
-        "DB_*, then run this script again." >&2
+        "does not answer to both of its roles. As the application's role ${DB_USER:-payments_app}:" \
+        "$(cause "${DB_USER:-payments_app}" payments-db-password)." \
+        "As the schema's owner ${DB_OWNER_USER:-postgres}: $(cause "${DB_OWNER_USER:-postgres}" payments-db-owner-password)." \
+        "Create the database and its roles (server-config/create-database.sh, see src/site/markdown/deployment.md;" \
+        "by hand: createdb -h ${DB_HOST:-localhost} -U postgres ${DB_NAME:-payments}), or fix DB_*, then run this" \
+        "script again." >&2
     exit 1
 fi
 

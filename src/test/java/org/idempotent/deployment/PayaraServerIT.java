@@ -147,10 +147,16 @@ class PayaraServerIT {
                 .isEqualTo(200);
     }
 
+    /** And names PostgreSQL's own reason, for each role, not the driver's "Could not find a server". */
     @Test
     void theSetupStopsBeforeDeployingWhenTheDatabaseDoesNotExist() {
         assertThat(missingDatabaseSetup)
                 .contains("payments_it_server_missing", "does not answer", "createdb")
+                .containsPattern(
+                        "As the application's role \\S+: FATAL: database \"payments_it_server_missing\" does not"
+                                + " exist\\.")
+                .containsPattern("As the schema's owner \\S+: FATAL: database \"payments_it_server_missing\" does not"
+                        + " exist\\.")
                 .doesNotContain("Application deployed with name payment-consumer");
     }
 

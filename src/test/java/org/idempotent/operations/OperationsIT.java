@@ -294,6 +294,40 @@ class OperationsIT {
                 .untilAsserted(() -> assertThat(prometheus.alerts()).doesNotContainKey("BrokerPaging"));
     }
 
+    /**
+     * A synchronous standby that is gone (synchronous_standby_names names one that never connects): a payment's commit
+     * waits, nothing fails and readiness stays UP, and CommitsWaitingForStandby fires; once no standby is required the
+     * commit completes, the payment is applied, and the alert goes.
+     */
+    @Test
+    @Order(7)
+    void aCommitWaitingForAGoneStandbyMakesTheCommitWaitAlertFire() throws Exception {
+        String account = account();
+        try (Connection db = Database.connect(settings);
+                Statement server = db.createStatement()) {
+            server.execute("ALTER SYSTEM SET synchronous_standby_names = 'payments_it_absent_standby'");
+            server.execute("SELECT pg_reload_conf()");
+            try {
+                send(UUID.randomUUID(), account, 11);
+                await().atMost(PATIENCE)
+                        .untilAsserted(() -> assertThat(prometheus.firing()).contains("CommitsWaitingForStandby"));
+                assertThat(prometheus.query("payments_consumer_ready == 1"))
+                        .as("ready while its commits wait")
+                        .isNotEmpty();
+                assertThat(ledger.balance(account))
+                        .as("the payment, not committed yet")
+                        .isNull();
+            } finally {
+                server.execute("ALTER SYSTEM RESET synchronous_standby_names");
+                server.execute("SELECT pg_reload_conf()");
+            }
+        }
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(11));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(prometheus.alerts()).doesNotContainKey("CommitsWaitingForStandby"));
+    }
+
     @Test
     @Order(Integer.MAX_VALUE)
     void aStoppedConsumerMakesTheConsumerDownAlertFire() {
