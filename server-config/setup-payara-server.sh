@@ -162,7 +162,7 @@ fi
 # The cause of a failed ping, as PostgreSQL gave it. The pools list the primary and the standby, the same server twice
 # when there is one, and the driver then reports only "Could not find a server with specified targetServerType" (it
 # skips a server it failed to reach once): a pool of DB_HOST alone, pinged as this role, names the cause (a missing
-# database or role, a wrong password, a refused certificate). Prints it; nothing if that pool answers.
+# database or role, a wrong password, a refused certificate). Prints it, or that the role gets in.
 cause() {
     local user=$1 alias=$2
     {
@@ -172,7 +172,9 @@ cause() {
         printf '%s' ":sslMode=${DB_SSL_MODE:-prefer}:sslRootCert=${DB_SSL_ROOT_CERT:-/etc/ssl/certs/ca-certificates.crt}"
         printf '%s\n' " payments-cause-pool" "ping-connection-pool payments-cause-pool"
     } > "$work/cause"
-    if ! session "$work/cause" > /dev/null; then
+    if session "$work/cause" > /dev/null; then
+        echo "it answers"
+    else
         sed -n 's/.*because: //p' "$work/cause.out" | sed 's/ *Please check the server.log.*//' | head -1
     fi
     printf 'delete-jdbc-connection-pool payments-cause-pool\n' > "$work/cause-cleanup"

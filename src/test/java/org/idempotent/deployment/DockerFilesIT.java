@@ -404,6 +404,37 @@ class DockerFilesIT {
         assertThat(Files.readString(Path.of("docker", "Dockerfile"))).contains("BROKER_METRICS_HOST=0.0.0.0");
     }
 
+    /** prometheus-ha.yml: every consumer and both brokers of compose-ha.yaml, the same jobs and rules. */
+    @Test
+    @SuppressWarnings("unchecked")
+    void prometheusForThePairScrapesBothConsumersAndBothBrokers() throws IOException {
+        Map<String, Object> prometheus;
+        try (Reader reader = Files.newBufferedReader(Path.of("docker", "prometheus-ha.yml"))) {
+            prometheus = new Yaml().load(reader);
+        }
+        Map<String, Object> services;
+        try (Reader reader = Files.newBufferedReader(COMPOSE_HA)) {
+            services = (Map<String, Object>) ((Map<String, Object>) new Yaml().load(reader)).get("services");
+        }
+        Map<String, List<String>> targets = new LinkedHashMap<>();
+        for (Map<String, Object> job : (List<Map<String, Object>>) prometheus.get("scrape_configs")) {
+            for (Map<String, Object> config : (List<Map<String, Object>>) job.get("static_configs")) {
+                targets.computeIfAbsent((String) job.get("job_name"), name -> new ArrayList<>())
+                        .addAll((List<String>) config.get("targets"));
+            }
+        }
+
+        assertThat(targets.get("payment-consumer"))
+                .containsExactlyInAnyOrderElementsOf(services.keySet().stream()
+                        .filter(name -> name.startsWith("payment-consumer"))
+                        .map(name -> name + ":8080")
+                        .toList());
+        assertThat(targets.get("payments-broker")).containsExactly("broker-primary:9404", "broker-backup:9404");
+        assertThat(services).containsKeys("broker-primary", "broker-backup");
+        assertThat((List<String>) prometheus.get("rule_files"))
+                .containsExactly(PrometheusServer.RULES.getFileName().toString());
+    }
+
     @Test
     void shellScriptsKeepLineFeedsOnEveryCheckout() throws IOException {
         assertThat(Files.readAllLines(Path.of(".gitattributes"))).contains("*.sh text eol=lf");

@@ -48,6 +48,11 @@ final class BrokerPair implements AutoCloseable {
             return settings.getInt("BROKER_PORT");
         }
 
+        /** Where Prometheus scrapes it (the broker's PrometheusEndpoint), as host:port. */
+        String metricsTarget() {
+            return "127.0.0.1:" + settings.get("BROKER_METRICS_PORT");
+        }
+
         /** Returns once it is live, or waiting as the live one's backup. */
         void start() {
             process = BrokerProcess.startPairMember(name, settings, pairSettings, jmxPort, REDELIVERY_DELAY_CAP);

@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -25,6 +29,8 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.idempotent.announcement.control.Relay;
 import org.idempotent.faults.FaultStack.Instance;
 import org.idempotent.faults.Invariant.Summary;
@@ -109,6 +115,38 @@ class FailoverSuiteIT {
         if (database != null) {
             database.close();
         }
+    }
+
+    /**
+     * Prometheus can watch both brokers of the pair (docker/prometheus-ha.yml scrapes both): the backup serves its
+     * metrics while it waits, and says it is not the active one, so that losing it is seen (PaymentsBrokerDown) before
+     * a failover finds no backup.
+     */
+    @Test
+    @Order(0)
+    void bothBrokersOfThePairServeTheirMetricsTheBackupAsNotActive() {
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            assertThat(brokerGauge(stack.brokerPair().primary().metricsTarget(), "artemis_active"))
+                    .as("the primary")
+                    .isEqualTo(1);
+            assertThat(brokerGauge(stack.brokerPair().backup().metricsTarget(), "artemis_active"))
+                    .as("the backup, waiting")
+                    .isEqualTo(0);
+        });
+    }
+
+    private static double brokerGauge(String target, String name) throws Exception {
+        HttpResponse<String> response = HttpClient.newHttpClient()
+                .send(
+                        HttpRequest.newBuilder(URI.create("http://" + target + "/metrics"))
+                                .timeout(Duration.ofSeconds(5))
+                                .build(),
+                        HttpResponse.BodyHandlers.ofString());
+        assertThat(response.statusCode()).as(target).isEqualTo(200);
+        Matcher value =
+                Pattern.compile("(?m)^" + name + "\\{[^}]*} ([0-9.E+-]+)$").matcher(response.body());
+        assertThat(value.find()).as("%s at %s", name, target).isTrue();
+        return Double.parseDouble(value.group(1));
     }
 
     /** kill -9 of the live broker: the backup takes the journal's lock and the consumers follow it. */

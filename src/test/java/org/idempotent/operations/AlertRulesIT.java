@@ -7,6 +7,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import org.idempotent.fixtures.PrometheusServer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The shipped alert rules through Prometheus's own tool (Debian's package prometheus): valid, and each alert firing
@@ -26,11 +28,18 @@ class AlertRulesIT {
         assertThat(check.output()).contains("SUCCESS");
     }
 
-    /** docker/prometheus.yml loads the rules from its own directory, where an installation mounts them. */
-    @Test
-    void thePrometheusConfigurationLoadsTheRulesBesideIt() throws Exception {
+    /**
+     * docker/prometheus.yml, and prometheus-ha.yml for the pair, load the rules from their own directory, where an
+     * installation mounts them.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"prometheus.yml", "prometheus-ha.yml"})
+    void thePrometheusConfigurationLoadsTheRulesBesideIt(String file) throws Exception {
         Path directory = Files.createDirectories(Path.of("target", "prometheus-config"));
-        Files.copy(PrometheusServer.CONFIG, directory.resolve("prometheus.yml"), StandardCopyOption.REPLACE_EXISTING);
+        Files.copy(
+                PrometheusServer.CONFIG.resolveSibling(file),
+                directory.resolve("prometheus.yml"),
+                StandardCopyOption.REPLACE_EXISTING);
         Files.copy(
                 PrometheusServer.RULES,
                 directory.resolve(PrometheusServer.RULES.getFileName()),

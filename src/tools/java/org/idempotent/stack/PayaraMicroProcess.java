@@ -54,6 +54,8 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
 
     /** What Payara Micro logs when the WAR's deployment failed at boot. */
     private static final String DEPLOYMENT_FAILED = "Exception while loading the app";
+    /** What Payara Micro logs when its own start failed, before any deployment. */
+    private static final String SERVER_FAILED = "Server failed to start";
 
     /**
      * Starts an instance and returns it once ready (see {@link #awaitReady}); one that is not ready within {@link
@@ -90,12 +92,14 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
                         .awaitReady(READY_TIMEOUT);
         try {
             return attempt.get();
-        } catch (DeploymentFailed once) {
-            // Payara Micro 6.2025.10 now and then fails the WAR's deployment at boot in its own code (a
+        } catch (DeploymentFailed | BootFailed once) {
+            // Payara Micro 6.2025.10 now and then fails at boot in its own code: the WAR's deployment (a
             // NullPointerException in NamingResources.addEnvironment, in a clean-clone run of 11005bb as of later
-            // commits) and then serves without it; a second failure in a row is the test's.
+            // commits), after which it serves without it, or the server itself (a ConcurrentModificationException in
+            // HK2's run-level services, "Server failed to start", in a clean-clone run of 78d812b), after which it
+            // exits. A second failure in a row is the test's.
             System.err.printf(
-                    "%s: Payara Micro failed to deploy the WAR at boot, starting it once more (%s)%n",
+                    "%s: Payara Micro failed at boot, starting it once more (%s)%n",
                     name, once.getMessage().lines().findFirst().orElse(""));
             return attempt.get();
         }
@@ -104,6 +108,13 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
     /** Payara Micro is up, but the deployment of the WAR failed at boot: it will never be ready. */
     public static final class DeploymentFailed extends IllegalStateException {
         DeploymentFailed(String message) {
+            super(message);
+        }
+    }
+
+    /** Payara Micro exited during its own start, before the WAR: "Server failed to start". */
+    public static final class BootFailed extends IllegalStateException {
+        BootFailed(String message) {
             super(message);
         }
     }
@@ -265,6 +276,7 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
         Instant deadline = Instant.now().plus(timeout);
         String last = "no answer";
         while (Instant.now().isBefore(deadline)) {
+            failIfFailedAtBoot();
             failIfDead("waiting for /health/ready");
             try {
                 HttpResponse<String> response = HTTP.send(
@@ -301,5 +313,16 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
         stop(Duration.ofSeconds(30));
         throw new IllegalStateException(name() + " not ready after " + timeout + " (" + last + "); see " + log()
                 + ", which ends with a thread dump; " + excerpt);
+    }
+
+    private void failIfFailedAtBoot() {
+        try {
+            if (await(Duration.ZERO) && logSinceStart().contains(SERVER_FAILED)) {
+                throw new BootFailed(
+                        name() + " exited at boot: " + SERVER_FAILED + " (see " + log() + "); " + logExcerpt(20));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }
