@@ -379,16 +379,9 @@ class DockerFilesIT {
     @Test
     @SuppressWarnings("unchecked")
     void prometheusScrapesTheConsumerAndTheBrokerWhereComposeRunsThem() throws IOException {
-        Map<String, Object> prometheus;
-        try (Reader reader = Files.newBufferedReader(Path.of("docker", "prometheus.yml"))) {
-            prometheus = new Yaml().load(reader);
-        }
-        List<String> targets = new ArrayList<>();
-        for (Map<String, Object> job : (List<Map<String, Object>>) prometheus.get("scrape_configs")) {
-            for (Map<String, Object> config : (List<Map<String, Object>>) job.get("static_configs")) {
-                targets.addAll((List<String>) config.get("targets"));
-            }
-        }
+        Map<String, Object> prometheus = yaml(Path.of("docker", "prometheus.yml"));
+        List<String> targets =
+                targetsByJob(prometheus).values().stream().flatMap(List::stream).toList();
 
         assertThat(targets).containsExactly("payment-consumer:8080", "broker:9404");
         // Mounted beside the configuration: the shipped rules, under their own name.
@@ -408,21 +401,9 @@ class DockerFilesIT {
     @Test
     @SuppressWarnings("unchecked")
     void prometheusForThePairScrapesBothConsumersAndBothBrokers() throws IOException {
-        Map<String, Object> prometheus;
-        try (Reader reader = Files.newBufferedReader(Path.of("docker", "prometheus-ha.yml"))) {
-            prometheus = new Yaml().load(reader);
-        }
-        Map<String, Object> services;
-        try (Reader reader = Files.newBufferedReader(COMPOSE_HA)) {
-            services = (Map<String, Object>) ((Map<String, Object>) new Yaml().load(reader)).get("services");
-        }
-        Map<String, List<String>> targets = new LinkedHashMap<>();
-        for (Map<String, Object> job : (List<Map<String, Object>>) prometheus.get("scrape_configs")) {
-            for (Map<String, Object> config : (List<Map<String, Object>>) job.get("static_configs")) {
-                targets.computeIfAbsent((String) job.get("job_name"), name -> new ArrayList<>())
-                        .addAll((List<String>) config.get("targets"));
-            }
-        }
+        Map<String, Object> prometheus = yaml(Path.of("docker", "prometheus-ha.yml"));
+        Map<String, Object> services = (Map<String, Object>) yaml(COMPOSE_HA).get("services");
+        Map<String, List<String>> targets = targetsByJob(prometheus);
 
         assertThat(targets.get("payment-consumer"))
                 .containsExactlyInAnyOrderElementsOf(services.keySet().stream()
@@ -474,10 +455,27 @@ class DockerFilesIT {
         return m.group(1);
     }
 
-    private static Map<String, Object> compose() throws IOException {
-        try (Reader reader = Files.newBufferedReader(COMPOSE)) {
+    private static Map<String, Object> yaml(Path file) throws IOException {
+        try (Reader reader = Files.newBufferedReader(file)) {
             return new Yaml().load(reader);
         }
+    }
+
+    /** A Prometheus configuration's static targets, by job. */
+    @SuppressWarnings("unchecked")
+    private static Map<String, List<String>> targetsByJob(Map<String, Object> prometheus) {
+        Map<String, List<String>> targets = new LinkedHashMap<>();
+        for (Map<String, Object> job : (List<Map<String, Object>>) prometheus.get("scrape_configs")) {
+            for (Map<String, Object> config : (List<Map<String, Object>>) job.get("static_configs")) {
+                targets.computeIfAbsent((String) job.get("job_name"), name -> new ArrayList<>())
+                        .addAll((List<String>) config.get("targets"));
+            }
+        }
+        return targets;
+    }
+
+    private static Map<String, Object> compose() throws IOException {
+        return yaml(COMPOSE);
     }
 
     @SuppressWarnings("unchecked")
