@@ -19,8 +19,8 @@ import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
 
 /**
- * A Payara Server domain of its own, under target/, created and started with the distribution's asadmin on a port
- * base whose ports are all free, and stopped (killed if need be) on close.
+ * The Payara Server domain the tests' run of deployment.md made, on a port base whose ports were all free: what the
+ * tests do with it beyond the page (a deployment group), and its stop (killed if need be) on close.
  */
 final class PayaraServerDomain implements AutoCloseable {
 
@@ -40,40 +40,17 @@ final class PayaraServerDomain implements AutoCloseable {
         this.portBase = portBase;
     }
 
-    /** Creates the domain in {@code domainDir} (emptied first) and starts it. */
-    static PayaraServerDomain createAndStart(Path installation, Path domainDir) throws IOException {
-        Path asadmin = installation.resolve("bin").resolve("asadmin");
-        if (!Files.isExecutable(asadmin)) {
-            throw new IllegalStateException(
-                    "no Payara Server at " + installation + " (mvn pre-integration-test unpacks it)");
-        }
-        Commands.deleteRecursively(domainDir);
-        Files.createDirectories(domainDir);
-        PayaraServerDomain domain = new PayaraServerDomain(asadmin, domainDir, freePortBase(14800));
-        domain.run(
-                "create-domain",
-                "--nopassword",
-                "--portbase",
-                String.valueOf(domain.portBase),
-                "--domaindir",
-                domainDir.toString(),
-                NAME);
-        domain.addJvmOptions(ChildProcess.extraJvmOptions());
-        domain.run("start-domain", "--domaindir", domainDir.toString(), NAME);
+    /**
+     * The domain {@link #NAME} that deployment.md's steps created in {@code installation}'s own domains directory on
+     * {@code portBase}, and started.
+     */
+    static PayaraServerDomain adopt(Path installation, int portBase) {
+        PayaraServerDomain domain = new PayaraServerDomain(
+                installation.resolve("bin").resolve("asadmin"),
+                installation.resolve("glassfish").resolve("domains"),
+                portBase);
         domain.started = true;
         return domain;
-    }
-
-    /**
-     * The test run's JVM options (C1 only) for the DAS and every instance made from default-config, written into
-     * domain.xml before the first start, as the other JVMs of the tests get them.
-     */
-    private void addJvmOptions(List<String> options) throws IOException {
-        StringBuilder elements = new StringBuilder();
-        options.forEach(
-                option -> elements.append("<jvm-options>").append(option).append("</jvm-options>"));
-        Files.writeString(
-                domainXml(), Files.readString(domainXml()).replaceAll("(<java-config[^>]*>)", "$1" + elements));
     }
 
     Path asadmin() {
@@ -123,6 +100,11 @@ final class PayaraServerDomain implements AutoCloseable {
         // One asadmin session for all of it: each asadmin call is a JVM start of its own.
         List<String> commands = new ArrayList<>();
         commands.add("create-deployment-group " + group);
+        // The test run's JVM options (C1 only) for every instance made from default-config, as the other JVMs of the
+        // tests get them; asadmin reads an unescaped colon as a separator, and a multimode file takes one backslash.
+        ChildProcess.extraJvmOptions()
+                .forEach(option ->
+                        commands.add("create-jvm-options --target default-config " + option.replace(":", "\\\\:")));
         Map<String, Integer> httpPorts = new LinkedHashMap<>();
         int from = portBase + 1000;
         for (String instance : instances) {
@@ -194,7 +176,7 @@ final class PayaraServerDomain implements AutoCloseable {
         }
     }
 
-    private static int freePortBase(int from) {
+    static int freePortBase(int from) {
         for (int base = from; base < 60000; base += 1000) {
             if (allFree(base)) {
                 return base;

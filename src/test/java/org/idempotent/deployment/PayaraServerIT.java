@@ -20,10 +20,13 @@ import org.idempotent.fixtures.Ledger;
 import org.idempotent.fixtures.PurgeWatch;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.stack.AdminClient;
+import org.idempotent.stack.ChildProcess;
 import org.idempotent.stack.Commands;
 import org.idempotent.stack.Database;
+import org.idempotent.stack.FreePort;
 import org.idempotent.stack.InstanceMetrics;
 import org.idempotent.stack.PayaraInstance;
+import org.idempotent.stack.PostgresCluster;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -43,9 +46,10 @@ import org.openqa.selenium.WebElement;
  */
 class PayaraServerIT {
 
-    private static final Path INSTALLATION = Path.of(System.getProperty("payara.server.dir", "target/payara-server"))
-            .resolve("payara6");
+    private static final Path GUIDE = Path.of("target", "payara-server-guide").toAbsolutePath();
     private static final Duration PATIENCE = Duration.ofMinutes(2);
+    /** Step 6's events: the page's 2,000 take 20 s more and show nothing 400 do not. */
+    private static final int LOAD_EVENTS = 400;
     /** Every setting the application reads (server-config/configuration.properties): each a domain property after the setup. */
     private static final List<String> CONFIG_KEYS = List.of(
             "PAYMENTS_QUEUE",
@@ -76,18 +80,53 @@ class PayaraServerIT {
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     private static Settings settings;
+    private static PostgresCluster database;
+    private static Path brokerInstance;
     private static PayaraServerDomain domain;
     private static PayaraInstance server;
     private static String missingDatabaseSetup;
     private static String secondSetup;
+    private static String load;
+    private static String health;
+    private static DeploymentGuide guide;
 
+    /**
+     * deployment.md's steps 1 to 7, read from the page and run in order as written (DeploymentGuide says what is
+     * replaced), against a PostgreSQL of the test's own that asks every client for its password: Payara Server and
+     * Artemis from Maven Central, the domain, the broker, the database and its roles, the setup (first with a
+     * database that is not there, then twice), the load generator's events and the health checks.
+     */
     @BeforeAll
-    static void setUpDomain() throws Exception {
-        settings =
-                Settings.fromEnvironment().with("DB_NAME", "payments_it_server").with("PAYMENTS_QUEUE", "it.server");
-        Database.recreate(settings);
-        domain = PayaraServerDomain.createAndStart(
-                INSTALLATION, Path.of("target", "payara-server-domains").toAbsolutePath());
+    static void followTheGuide() throws Exception {
+        Commands.deleteRecursively(GUIDE);
+        Files.createDirectories(GUIDE);
+        Map<String, String> passwords = new HashMap<>();
+        database = PostgresCluster.create(GUIDE.resolve("postgres"), List.of());
+        database.requirePasswords(password(passwords, "PGPASSWORD"));
+        int portBase = PayaraServerDomain.freePortBase(14800);
+        int brokerPort = FreePort.find();
+        guide = DeploymentGuide.read()
+                .replace("(?<![^\\s=])/opt(?![^/\\s])", GUIDE.resolve("opt").toString())
+                .replace("/var/lib/payments-broker", GUIDE.resolve("broker").toString())
+                .replace("\\b270(\\d\\d)\\b", port -> String.valueOf(portBase + Integer.parseInt(port.group(1))))
+                .replace("\\b(db|mq)\\.internal\\b", "127.0.0.1")
+                .replace("(?<=PGPORT=|DB_PORT=)5432\\b", String.valueOf(database.port()))
+                .replace("(?<=BROKER_PORT=)61616\\b", String.valueOf(brokerPort))
+                .replace(
+                        "\\b(\\w*PASSWORD)=\\.\\.\\.", name -> name.group(1) + "=" + password(passwords, name.group(1)))
+                .replace("--count 2000\\b", "--count " + LOAD_EVENTS);
+        Map<String, String> shell = new HashMap<>();
+        for (String name : List.of("PATH", "HOME")) {
+            shell.put(name, System.getenv().getOrDefault(name, ""));
+        }
+        shell.put("JAVA_HOME", System.getProperty("java.home"));
+        // Every JVM the steps start (asadmin, the domain, Maven, the broker) compiles with C1 only, as the tests' other
+        // JVMs do; the page's text stays as written.
+        shell.put("JAVA_TOOL_OPTIONS", String.join(" ", ChildProcess.extraJvmOptions()));
+
+        guide.run(1, shell);
+        guide.run(2, shell);
+        domain = PayaraServerDomain.adopt(GUIDE.resolve("opt").resolve("payara6"), portBase);
         server = path -> URI.create("http://localhost:" + domain.httpPort() + path);
         // The admin console is deployed on its first request and takes tens of seconds: asked now, it loads while the
         // setups run, and the console check at the end finds it ready.
@@ -95,32 +134,93 @@ class PayaraServerIT {
                 HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + domain.adminPort() + "/"))
                         .build(),
                 HttpResponse.BodyHandlers.discarding());
+        // The console and metrics ports the page leaves at their defaults, which a developer's running broker holds.
+        Map<String, String> brokerShell = new HashMap<>(shell);
+        brokerShell.put("BROKER_CONSOLE_PORT", String.valueOf(FreePort.find()));
+        brokerShell.put("BROKER_METRICS_PORT", String.valueOf(FreePort.find()));
+        guide.run(3, brokerShell);
+        brokerInstance = GUIDE.resolve("broker");
+        await().atMost(PATIENCE).until(() -> PostgresCluster.listening("127.0.0.1", brokerPort));
+        guide.run(4, shell);
 
-        Map<String, String> environment = domain.setupEnvironment(settings);
-        // First against a database that does not exist: it stops before deploying and says what to do.
-        Map<String, String> missingDatabase = new HashMap<>(environment);
+        // Step 5 first against a database that is not there: it stops before deploying and names the reason.
+        Map<String, String> missingDatabase = new HashMap<>(shell);
         missingDatabase.put("DB_NAME", "payments_it_server_missing");
-        missingDatabaseSetup = assertThrows(
-                        IllegalStateException.class,
-                        () -> Commands.run(List.of("server-config/setup-payara-server.sh"), missingDatabase))
+        missingDatabaseSetup = assertThrows(IllegalStateException.class, () -> guide.run(5, missingDatabase))
                 .getMessage();
-        Commands.run(List.of("server-config/setup-payara-server.sh"), environment);
+        guide.run(5, shell);
         // Run again on the domain it just set up: it converges, and exits 0.
-        secondSetup = Commands.run(List.of("server-config/setup-payara-server.sh"), environment);
+        secondSetup = guide.run(5, shell);
+        load = guide.run(6, shell);
+        health = guide.run(7, shell);
 
-        await().atMost(PATIENCE).ignoreExceptions().untilAsserted(() -> {
-            HttpResponse<String> ready = HTTP.send(
-                    HttpRequest.newBuilder(server.uri("/health/ready")).build(), HttpResponse.BodyHandlers.ofString());
-            assertThat(ready.statusCode()).isEqualTo(200);
-            assertThat(ready.body()).contains("payment-consumer");
-        });
+        settings = Settings.fromEnvironment()
+                .with("DB_HOST", "127.0.0.1")
+                .with("DB_PORT", String.valueOf(database.port()))
+                .with("DB_STANDBY_HOST", "127.0.0.1")
+                .with("DB_STANDBY_PORT", String.valueOf(database.port()))
+                .with("DB_NAME", "payments")
+                .with("DB_OWNER_USER", "payments_owner")
+                .with("DB_OWNER_PASSWORD", passwords.get("DB_OWNER_PASSWORD"))
+                .with("BROKER_HOST", "127.0.0.1")
+                .with("BROKER_PORT", String.valueOf(brokerPort))
+                .with("BROKER_PRODUCER_PASSWORD", passwords.get("BROKER_PRODUCER_PASSWORD"))
+                .with("ADMIN_PASSWORD", passwords.get("ADMIN_PASSWORD"))
+                .with("PAYMENTS_QUEUE", "payments")
+                .with("REFUNDS_QUEUE", "refunds");
+    }
+
+    /** The page's {@code name=...}: a password of the test's choosing, the same wherever the page names it. */
+    private static String password(Map<String, String> passwords, String name) {
+        return passwords.computeIfAbsent(
+                name,
+                unused -> name.toLowerCase().replace('_', '-') + "-"
+                        + UUID.randomUUID().toString().substring(0, 8));
     }
 
     @AfterAll
     static void stopDomain() throws Exception {
-        if (domain != null) {
-            domain.close();
+        try {
+            if (domain != null) {
+                domain.close();
+            }
+        } finally {
+            if (brokerInstance != null) {
+                Commands.run(
+                        List.of(
+                                brokerInstance
+                                        .resolve("bin")
+                                        .resolve("artemis-service")
+                                        .toString(),
+                                "stop"),
+                        Map.of());
+            }
+            if (database != null) {
+                database.close();
+            }
         }
+    }
+
+    /** Step 6's load generator: every event applied once, the balances exact, as the schema's owner with a password. */
+    @Test
+    void theGuidesEventsEndWithExactBalances() {
+        assertThat(load).contains(" 0 wrong", "-> EXACT");
+    }
+
+    /** The distributions the page's steps download are the ones the build and its tests use. */
+    @Test
+    void theGuideDownloadsTheVersionsTheBuildTests() {
+        assertThat(guide.written(1))
+                .contains("fish.payara.distributions:payara:" + System.getProperty("payara.server.version") + ":zip");
+        assertThat(guide.written(3))
+                .contains("org.apache.activemq:apache-artemis:" + System.getProperty("artemis.broker.version")
+                        + ":zip:bin");
+    }
+
+    /** Step 7's health checks answered 200, each naming its checks. */
+    @Test
+    void theGuidesHealthChecksAnswer() {
+        assertThat(health).contains("\"status\":\"UP\"", "payment-consumer");
     }
 
     @Test

@@ -8,6 +8,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -111,6 +117,30 @@ public final class PostgresCluster implements AutoCloseable {
         Files.writeString(
                 root.resolve("data").resolve("pg_hba.conf"),
                 "hostssl all all 127.0.0.1/32 trust\nhostssl all all ::1/128 trust\nhostnossl all all all reject\n");
+        binaries.run("pg_ctl", "-D", dataDir(), "reload");
+    }
+
+    /**
+     * From now on every client proves a password (scram-sha-256), as a production server asks: the superuser's becomes
+     * {@code superuserPassword} (pg_hba.conf rewritten, the server reloaded; the reload takes effect a moment later).
+     */
+    public void requirePasswords(String superuserPassword) throws IOException {
+        try (Connection connection = DriverManager.getConnection(
+                        "jdbc:postgresql://127.0.0.1:" + port + "/postgres", SUPERUSER, "");
+                PreparedStatement password =
+                        connection.prepareStatement("SELECT format('ALTER ROLE %I PASSWORD %L', current_user, ?)")) {
+            password.setString(1, superuserPassword);
+            try (ResultSet statement = password.executeQuery();
+                    Statement alter = connection.createStatement()) {
+                statement.next();
+                alter.execute(statement.getString(1));
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not set the superuser's password on port " + port, e);
+        }
+        Files.writeString(
+                root.resolve("data").resolve("pg_hba.conf"),
+                "host all all 127.0.0.1/32 scram-sha-256\nhost all all ::1/128 scram-sha-256\n");
         binaries.run("pg_ctl", "-D", dataDir(), "reload");
     }
 
