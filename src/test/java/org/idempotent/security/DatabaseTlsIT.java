@@ -188,6 +188,10 @@ class DatabaseTlsIT {
                     .isEmpty();
             await().atMost(Duration.ofMinutes(2))
                     .untilAsserted(() -> assertThat(prometheus.firing()).contains("PaymentConsumerApplicationMissing"));
+            // The consumer's own log names the cause, not only the driver's "Could not find a server".
+            assertThat(Files.readString(micro.log()))
+                    .contains("occurred while connecting to localhost:" + verified.get("DB_PORT"))
+                    .contains("PKIX path building failed");
         }
     }
 
