@@ -5,7 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import jakarta.jms.JMSConsumer;
 import jakarta.jms.JMSContext;
+import jakarta.jms.JMSProducer;
 import jakarta.jms.Queue;
+import jakarta.jms.Topic;
 import jakarta.json.JsonObject;
 import java.io.IOException;
 import java.net.http.HttpClient;
@@ -326,6 +328,42 @@ class OperationsIT {
                 .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(11));
         await().atMost(PATIENCE)
                 .untilAsserted(() -> assertThat(prometheus.alerts()).doesNotContainKey("CommitsWaitingForStandby"));
+    }
+
+    /**
+     * A downstream service's queue on the announcement address that nobody reads, past 1,000 announcements:
+     * AnnouncementSubscriberBehind fires, and goes once the service reads its backlog.
+     */
+    @Test
+    @Order(8)
+    void aSubscriberQueueNobodyReadsMakesTheSubscriberAlertFire() throws Exception {
+        String address = settings.get("ANNOUNCEMENT_ADDRESS");
+        String queue = settings.get("BROKER_ANNOUNCEMENT_QUEUES").split(",")[0];
+        ActiveMQConnectionFactory factory = new ActiveMQConnectionFactory(
+                settings.brokerUrl(), settings.get("BROKER_OPERATOR_USER"), settings.get("BROKER_OPERATOR_PASSWORD"));
+        try (JMSContext context = factory.createContext(JMSContext.SESSION_TRANSACTED)) {
+            Topic announcements = context.createTopic(address);
+            JMSProducer producer = context.createProducer();
+            for (int i = 0; i < 1_001; i++) {
+                producer.send(announcements, "{\"sequence\":" + i + "}");
+            }
+            context.commit();
+            await().atMost(PATIENCE)
+                    .untilAsserted(() -> assertThat(prometheus.firing()).contains("AnnouncementSubscriberBehind"));
+
+            int read = 0;
+            try (JMSConsumer reader = context.createConsumer(context.createQueue(address + "::" + queue))) {
+                while (reader.receive(2_000) != null) {
+                    if (++read % 500 == 0) {
+                        context.commit();
+                    }
+                }
+                context.commit();
+            }
+            assertThat(read).as("the backlog read").isGreaterThan(1_000);
+        }
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(prometheus.alerts()).doesNotContainKey("AnnouncementSubscriberBehind"));
     }
 
     @Test
