@@ -78,7 +78,7 @@ class MonitoringFilesTest {
 
     @Test
     @SuppressWarnings("unchecked")
-    void theSystemTestsRulesAreTheShippedOnesWithEveryForScaledDown() throws IOException {
+    void theSystemTestsRulesAreTheShippedOnesWithEveryDurationScaledDown() throws IOException {
         List<Map<String, Object>> shipped = alerts(load(PrometheusServer.RULES));
         List<Map<String, Object>> scaled = alerts(new Yaml().load(PrometheusServer.scaledRules()));
 
@@ -92,12 +92,17 @@ class MonitoringFilesTest {
                     assertThat(PrometheusServer.parse((String) fast.get(key)))
                             .isEqualTo(PrometheusServer.parse((String) original.get(key))
                                     .dividedBy(PrometheusServer.TIME_SCALE));
+                } else if (key.equals("expr")) {
+                    assertThat(fast.get(key)).as(key).isEqualTo(PrometheusServer.scaledRanges((String)
+                            original.get(key)));
                 } else {
                     assertThat(fast.get(key)).as(key).isEqualTo(original.get(key));
                 }
             }
         }
         assertThat(PrometheusServer.parse("1h30m")).isEqualTo(Duration.ofMinutes(90));
+        assertThat(PrometheusServer.scaledRanges("min_over_time(x{a=\"[b]\"}[1d]) > rate(y[10m]) > z[1h30m]"))
+                .isEqualTo("min_over_time(x{a=\"[b]\"}[1440000ms]) > rate(y[10000ms]) > z[90000ms]");
     }
 
     @Test

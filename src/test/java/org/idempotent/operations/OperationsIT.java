@@ -83,7 +83,9 @@ class OperationsIT {
     static void start() throws Exception {
         settings = Settings.fromEnvironment()
                 .with("DB_NAME", "payments_it_operations")
-                .with("PAYMENTS_QUEUE", "it.operations")
+                // The shipped queue names, which the rules on the consumers' queues name: the broker is this test's.
+                .with("PAYMENTS_QUEUE", "payments")
+                .with("REFUNDS_QUEUE", "refunds")
                 .withFreeBrokerPorts()
                 .with(
                         "STACK_DIR",
@@ -364,6 +366,37 @@ class OperationsIT {
         }
         await().atMost(PATIENCE)
                 .untilAsserted(() -> assertThat(prometheus.alerts()).doesNotContainKey("AnnouncementSubscriberBehind"));
+    }
+
+    /**
+     * Every session of the consumer waiting on one account's row lock, held by another session, while more of its
+     * payments wait: the consumers stay attached and nothing is acknowledged, and PaymentsConsumersStalled fires; once
+     * the lock goes, every payment is applied and the alert goes.
+     */
+    @Test
+    @Order(9)
+    void consumersThatAcknowledgeNothingWhileMessagesWaitMakeTheStallAlertFire() throws Exception {
+        String account = account();
+        send(UUID.randomUUID(), account, 1);
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(1));
+        int waiting = 2 * settings.getInt("CONSUMER_MAX_SESSIONS");
+
+        try (AutoCloseable lock = ledger.lockAccount(account)) {
+            for (int i = 0; i < waiting; i++) {
+                send(UUID.randomUUID(), account, 1);
+            }
+            await().atMost(PATIENCE)
+                    .untilAsserted(() -> assertThat(prometheus.firing()).contains("PaymentsConsumersStalled"));
+            assertThat(prometheus.query("artemis_consumer_count{queue=\"payments\"} > 0"))
+                    .as("the consumers attached all along")
+                    .isNotEmpty();
+        }
+
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(ledger.balance(account)).isEqualTo(1 + waiting));
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(prometheus.alerts()).doesNotContainKey("PaymentsConsumersStalled"));
     }
 
     @Test
