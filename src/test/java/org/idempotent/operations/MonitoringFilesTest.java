@@ -101,8 +101,9 @@ class MonitoringFilesTest {
             }
         }
         assertThat(PrometheusServer.parse("1h30m")).isEqualTo(Duration.ofMinutes(90));
-        assertThat(PrometheusServer.scaledRanges("min_over_time(x{a=\"[b]\"}[1d]) > rate(y[10m]) > z[1h30m]"))
-                .isEqualTo("min_over_time(x{a=\"[b]\"}[1440000ms]) > rate(y[10000ms]) > z[90000ms]");
+        assertThat(PrometheusServer.scaledRanges(
+                        "min_over_time(x{a=\"[b]\"}[1d]) > rate(y[10m]) > z[1h30m] > w offset 5m"))
+                .isEqualTo("min_over_time(x{a=\"[b]\"}[1440000ms]) > rate(y[10000ms]) > z[90000ms] > w offset 5000ms");
     }
 
     @Test

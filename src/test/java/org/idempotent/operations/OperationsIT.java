@@ -65,6 +65,8 @@ class OperationsIT {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);
     private static final String PAGING_QUEUE = "it.operations.paging";
+    private static final String MEMORY_QUEUE = "it.operations.memory";
+    private static final int GLOBAL_MAX_SIZE = 2 * 1024 * 1024;
     private static final String VIEWER = "viewer";
     private static final String VIEWER_PASSWORD = "viewer-password";
     private static final HttpClient HTTP =
@@ -102,6 +104,8 @@ class OperationsIT {
         brokerProperties.add("addressSettings.\"" + PAGING_QUEUE + "\".maxSizeBytes=20000");
         brokerProperties.add("addressSettings.\"" + PAGING_QUEUE + "\".pageSizeBytes=10000");
         brokerProperties.add("addressSettings.\"" + PAGING_QUEUE + "\".addressFullMessagePolicy=PAGE");
+        // What all addresses may hold in memory, small enough for a few messages to pass 80 % of it.
+        brokerProperties.add("globalMaxSize=" + GLOBAL_MAX_SIZE);
         broker = BrokerProcess.start(settings, false, brokerProperties);
         Path viewerPassword = settings.stackDir().resolve("viewer-password");
         Files.writeString(viewerPassword, "AS_ADMIN_USERPASSWORD=" + VIEWER_PASSWORD + "\n");
@@ -116,11 +120,14 @@ class OperationsIT {
         metrics = new InstanceMetrics(micro);
         admin = AdminClient.as(micro, settings.get("ADMIN_USER"), settings.get("ADMIN_PASSWORD"));
         ledger = new Ledger(settings);
-        prometheus = PrometheusServer.start(
-                settings.stackDir().resolve("prometheus"),
-                Map.of(
-                        "payment-consumer", "127.0.0.1:" + settings.get("HTTP_PORT"),
-                        "payments-broker", "127.0.0.1:" + settings.get("BROKER_METRICS_PORT")));
+        prometheus = PrometheusServer.start(settings.stackDir().resolve("prometheus"), targets());
+    }
+
+    /** Prometheus's targets: this test's consumer and broker. */
+    private static Map<String, String> targets() {
+        return Map.of(
+                "payment-consumer", "127.0.0.1:" + settings.get("HTTP_PORT"),
+                "payments-broker", "127.0.0.1:" + settings.get("BROKER_METRICS_PORT"));
     }
 
     @AfterAll
@@ -399,6 +406,53 @@ class OperationsIT {
                 .untilAsserted(() -> assertThat(prometheus.alerts()).doesNotContainKey("PaymentsConsumersStalled"));
     }
 
+    /**
+     * Dead letters nobody reads for the rule's whole window (a day, here 24 minutes): a Prometheus started while the
+     * two of {@link #deadLettersMakeTheDeadLetterAlertFire} wait has never seen payments.dlq empty, and DeadLettersWaiting
+     * fires; the Prometheus that saw it empty before them does not.
+     */
+    @Test
+    @Order(10)
+    void deadLettersLeftForTheWholeWindowMakeTheWaitingAlertFire() throws Exception {
+        try (PrometheusServer fresh =
+                PrometheusServer.start(settings.stackDir().resolve("prometheus-fresh"), targets())) {
+            await().atMost(PATIENCE)
+                    .untilAsserted(() -> assertThat(fresh.firing()).contains("DeadLettersWaiting"));
+        }
+        assertThat(prometheus.alerts()).as("seen empty within the window").doesNotContainKey("DeadLettersWaiting");
+    }
+
+    /**
+     * Messages nobody reads filling 85 % of what the broker may hold in memory (its global-max-size, made 2 MiB for
+     * this test): BrokerMemoryHigh fires, and goes once they are read.
+     */
+    @Test
+    @Order(11)
+    void messagesFillingTheBrokersMemoryMakeTheMemoryAlertFire() throws Exception {
+        ActiveMQConnectionFactory factory = new ActiveMQConnectionFactory(
+                settings.brokerUrl(), settings.get("BROKER_PRODUCER_USER"), settings.get("BROKER_PRODUCER_PASSWORD"));
+        // Under the client's large-message size (100 KiB), which the broker would keep on disk instead.
+        byte[] body = new byte[50 * 1024];
+        int count = (int) (GLOBAL_MAX_SIZE * 0.85 / body.length);
+        try (JMSContext context = factory.createContext()) {
+            Queue queue = context.createQueue(MEMORY_QUEUE);
+            for (int i = 0; i < count; i++) {
+                context.createProducer().send(queue, body);
+            }
+            await().atMost(PATIENCE)
+                    .untilAsserted(() -> assertThat(prometheus.firing()).contains("BrokerMemoryHigh"));
+            try (JMSConsumer reader = context.createConsumer(queue)) {
+                for (int i = 0; i < count; i++) {
+                    assertThat(reader.receive(PATIENCE.toMillis()))
+                            .as("message %d", i)
+                            .isNotNull();
+                }
+            }
+        }
+        await().atMost(PATIENCE)
+                .untilAsserted(() -> assertThat(prometheus.alerts()).doesNotContainKey("BrokerMemoryHigh"));
+    }
+
     @Test
     @Order(Integer.MAX_VALUE)
     void aStoppedConsumerMakesTheConsumerDownAlertFire() {
@@ -635,6 +689,8 @@ class OperationsIT {
             brokerProperties.add("addressSettings.\"" + PAGING_QUEUE + "\".maxSizeBytes=20000");
             brokerProperties.add("addressSettings.\"" + PAGING_QUEUE + "\".pageSizeBytes=10000");
             brokerProperties.add("addressSettings.\"" + PAGING_QUEUE + "\".addressFullMessagePolicy=PAGE");
+            // What all addresses may hold in memory, small enough for a few messages to pass 80 % of it.
+            brokerProperties.add("globalMaxSize=" + GLOBAL_MAX_SIZE);
             broker = BrokerProcess.start(settings, false, brokerProperties);
         }
 
