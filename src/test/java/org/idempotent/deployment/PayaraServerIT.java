@@ -10,6 +10,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -103,6 +106,8 @@ class PayaraServerIT {
         Map<String, String> passwords = new HashMap<>();
         database = PostgresCluster.create(GUIDE.resolve("postgres"), List.of());
         database.requirePasswords(password(passwords, "PGPASSWORD"));
+        // A reload is a signal: the server asks for passwords a moment later, and from then on turns a wrong one away.
+        await().atMost(Duration.ofSeconds(10)).until(() -> refusesTheWrongPassword(database.port()));
         int portBase = PayaraServerDomain.freePortBase(14800);
         int brokerPort = FreePort.find();
         guide = DeploymentGuide.read()
@@ -168,6 +173,15 @@ class PayaraServerIT {
                 .with("ADMIN_PASSWORD", passwords.get("ADMIN_PASSWORD"))
                 .with("PAYMENTS_QUEUE", "payments")
                 .with("REFUNDS_QUEUE", "refunds");
+    }
+
+    private static boolean refusesTheWrongPassword(int port) {
+        try (Connection ignored = DriverManager.getConnection(
+                "jdbc:postgresql://127.0.0.1:" + port + "/postgres", PostgresCluster.SUPERUSER, "not-the-password")) {
+            return false;
+        } catch (SQLException refused) {
+            return true;
+        }
     }
 
     /** The page's {@code name=...}: a password of the test's choosing, the same wherever the page names it. */

@@ -283,26 +283,7 @@ class OperationsIT {
     @Test
     @Order(6)
     void anAddressPagingToDiskMakesThePagingAlertFire() throws Exception {
-        ActiveMQConnectionFactory factory = new ActiveMQConnectionFactory(
-                settings.brokerUrl(), settings.get("BROKER_PRODUCER_USER"), settings.get("BROKER_PRODUCER_PASSWORD"));
-        try (JMSContext context = factory.createContext()) {
-            Queue queue = context.createQueue(PAGING_QUEUE);
-            byte[] body = new byte[2_000];
-            for (int i = 0; i < 40; i++) {
-                context.createProducer().send(queue, body);
-            }
-            await().atMost(PATIENCE)
-                    .untilAsserted(() -> assertThat(prometheus.firing()).contains("BrokerPaging"));
-            try (JMSConsumer reader = context.createConsumer(queue)) {
-                for (int i = 0; i < 40; i++) {
-                    assertThat(reader.receive(PATIENCE.toMillis()))
-                            .as("message %d", i)
-                            .isNotNull();
-                }
-            }
-        }
-        await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(prometheus.alerts()).doesNotContainKey("BrokerPaging"));
+        unreadMessagesMakeFireUntilRead("BrokerPaging", PAGING_QUEUE, 40, 2_000);
     }
 
     /**
@@ -429,18 +410,25 @@ class OperationsIT {
     @Test
     @Order(11)
     void messagesFillingTheBrokersMemoryMakeTheMemoryAlertFire() throws Exception {
+        // Under the client's large-message size (100 KiB), which the broker would keep on disk instead.
+        int bodyBytes = 50 * 1024;
+        unreadMessagesMakeFireUntilRead(
+                "BrokerMemoryHigh", MEMORY_QUEUE, (int) (GLOBAL_MAX_SIZE * 0.85 / bodyBytes), bodyBytes);
+    }
+
+    /** {@code count} messages of {@code bodyBytes} on {@code queueName}, unread, fire {@code alert}; read, it goes. */
+    private static void unreadMessagesMakeFireUntilRead(String alert, String queueName, int count, int bodyBytes)
+            throws Exception {
         ActiveMQConnectionFactory factory = new ActiveMQConnectionFactory(
                 settings.brokerUrl(), settings.get("BROKER_PRODUCER_USER"), settings.get("BROKER_PRODUCER_PASSWORD"));
-        // Under the client's large-message size (100 KiB), which the broker would keep on disk instead.
-        byte[] body = new byte[50 * 1024];
-        int count = (int) (GLOBAL_MAX_SIZE * 0.85 / body.length);
+        byte[] body = new byte[bodyBytes];
         try (JMSContext context = factory.createContext()) {
-            Queue queue = context.createQueue(MEMORY_QUEUE);
+            Queue queue = context.createQueue(queueName);
             for (int i = 0; i < count; i++) {
                 context.createProducer().send(queue, body);
             }
             await().atMost(PATIENCE)
-                    .untilAsserted(() -> assertThat(prometheus.firing()).contains("BrokerMemoryHigh"));
+                    .untilAsserted(() -> assertThat(prometheus.firing()).contains(alert));
             try (JMSConsumer reader = context.createConsumer(queue)) {
                 for (int i = 0; i < count; i++) {
                     assertThat(reader.receive(PATIENCE.toMillis()))
@@ -450,7 +438,7 @@ class OperationsIT {
             }
         }
         await().atMost(PATIENCE)
-                .untilAsserted(() -> assertThat(prometheus.alerts()).doesNotContainKey("BrokerMemoryHigh"));
+                .untilAsserted(() -> assertThat(prometheus.alerts()).doesNotContainKey(alert));
     }
 
     @Test
