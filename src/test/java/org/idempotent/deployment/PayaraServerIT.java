@@ -50,6 +50,9 @@ import org.openqa.selenium.WebElement;
 class PayaraServerIT {
 
     private static final Path GUIDE = Path.of("target", "payara-server-guide").toAbsolutePath();
+    /** Where step 3's broker instance goes instead of the page's /var/lib/payments-broker. */
+    private static final Path BROKER_INSTANCE = GUIDE.resolve("broker");
+
     private static final Duration PATIENCE = Duration.ofMinutes(2);
     /** Step 6's events: the page's 2,000 take 20 s more and show nothing 400 do not. */
     private static final int LOAD_EVENTS = 400;
@@ -84,7 +87,7 @@ class PayaraServerIT {
 
     private static Settings settings;
     private static PostgresCluster database;
-    private static Path brokerInstance;
+    private static boolean brokerStarted;
     private static PayaraServerDomain domain;
     private static PayaraInstance server;
     private static String missingDatabaseSetup;
@@ -112,7 +115,7 @@ class PayaraServerIT {
         int brokerPort = FreePort.find();
         guide = DeploymentGuide.read()
                 .replace("(?<![^\\s=])/opt(?![^/\\s])", GUIDE.resolve("opt").toString())
-                .replace("/var/lib/payments-broker", GUIDE.resolve("broker").toString())
+                .replace("/var/lib/payments-broker", BROKER_INSTANCE.toString())
                 .replace("\\b270(\\d\\d)\\b", port -> String.valueOf(portBase + Integer.parseInt(port.group(1))))
                 .replace("\\b(db|mq)\\.internal\\b", "127.0.0.1")
                 .replace("(?<=PGPORT=|DB_PORT=)5432\\b", String.valueOf(database.port()))
@@ -144,7 +147,7 @@ class PayaraServerIT {
         brokerShell.put("BROKER_CONSOLE_PORT", String.valueOf(FreePort.find()));
         brokerShell.put("BROKER_METRICS_PORT", String.valueOf(FreePort.find()));
         guide.run(3, brokerShell);
-        brokerInstance = GUIDE.resolve("broker");
+        brokerStarted = true;
         await().atMost(PATIENCE).until(() -> PostgresCluster.listening("127.0.0.1", brokerPort));
         guide.run(4, shell);
 
@@ -159,11 +162,7 @@ class PayaraServerIT {
         load = guide.run(6, shell);
         health = guide.run(7, shell);
 
-        settings = Settings.fromEnvironment()
-                .with("DB_HOST", "127.0.0.1")
-                .with("DB_PORT", String.valueOf(database.port()))
-                .with("DB_STANDBY_HOST", "127.0.0.1")
-                .with("DB_STANDBY_PORT", String.valueOf(database.port()))
+        settings = database.serve(Settings.fromEnvironment())
                 .with("DB_NAME", "payments")
                 .with("DB_OWNER_USER", "payments_owner")
                 .with("DB_OWNER_PASSWORD", passwords.get("DB_OWNER_PASSWORD"))
@@ -199,10 +198,10 @@ class PayaraServerIT {
                 domain.close();
             }
         } finally {
-            if (brokerInstance != null) {
+            if (brokerStarted) {
                 Commands.run(
                         List.of(
-                                brokerInstance
+                                BROKER_INSTANCE
                                         .resolve("bin")
                                         .resolve("artemis-service")
                                         .toString(),
