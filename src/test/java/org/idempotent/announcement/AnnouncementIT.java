@@ -36,11 +36,19 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The outbox as a downstream service meets it: a subscriber on the announcement address's durable queue, compared
- * with the ledger. Announcements of other tests on the shared broker are told apart by account.
+ * with the ledger. The class has its PostgreSQL cluster, broker and Payara Micro to itself and runs beside the other
+ * classes: most of its time is waiting (a minute of a session idle in its transaction, which would hold back every
+ * relay of a cluster it shared), and its own tests tell their announcements apart by account.
  */
+@Execution(ExecutionMode.CONCURRENT)
+@ResourceLock(value = "AnnouncementIT", mode = ResourceAccessMode.READ_WRITE)
 class AnnouncementIT {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);
@@ -62,7 +70,10 @@ class AnnouncementIT {
     private static final Duration IDLE = Duration.ofSeconds(60);
 
     @RegisterExtension
-    static final RunningConsumer consumer = RunningConsumer.shared();
+    static final RunningConsumer consumer = RunningConsumer.on("announcement-it", "it.announcement")
+            .alone()
+            // The outbox's purge timer stays out of the way: the purge test counts what the purges it starts delete.
+            .with("ANNOUNCEMENT_PURGE_SCHEDULE", "month=1;dayOfMonth=1;hour=0;minute=0");
 
     private static AnnouncementSubscriber subscriber;
 
@@ -378,7 +389,7 @@ class AnnouncementIT {
                 Statement relayLock = db.createStatement()) {
             LocalDate[] published = OutboxRows.pastAndInside(db, account, days);
             await().atMost(PATIENCE).until(() -> OutboxRows.unsent(consumer.settings(), account) == 0);
-            // Rows of earlier runs in the shared database, and the closing of these days: the first purge.
+            // Rows of the earlier tests, and the closing of these days: the first purge.
             consumer.admin().postJson("/admin/announcements/purge");
             await().atMost(OutboxRows.CLOSING_PASSED)
                     .until(() -> OutboxRows.closedAndPassed(consumer.settings(), published));

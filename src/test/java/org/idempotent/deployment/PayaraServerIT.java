@@ -21,6 +21,7 @@ import java.util.UUID;
 import org.idempotent.fixtures.HeadlessChromium;
 import org.idempotent.fixtures.Ledger;
 import org.idempotent.fixtures.PurgeWatch;
+import org.idempotent.fixtures.SideBySide;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.stack.AdminClient;
 import org.idempotent.stack.ChildProcess;
@@ -34,8 +35,12 @@ import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
@@ -47,6 +52,9 @@ import org.openqa.selenium.WebElement;
  * setup takes the application off the DAS. One domain for both: its creation, start and stop are a minute of the test
  * run, and the admin console, checked last, lists what both setups created.
  */
+@Order(SideBySide.FIRST)
+@Execution(ExecutionMode.CONCURRENT)
+@ResourceLock(SideBySide.FAULT_TIMING)
 class PayaraServerIT {
 
     private static final Path GUIDE = Path.of("target", "payara-server-guide").toAbsolutePath();

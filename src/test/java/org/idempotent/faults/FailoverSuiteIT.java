@@ -36,6 +36,7 @@ import org.idempotent.faults.FaultStack.Instance;
 import org.idempotent.faults.Invariant.Summary;
 import org.idempotent.fixtures.OutboxRows;
 import org.idempotent.fixtures.PurgeWatch;
+import org.idempotent.fixtures.SideBySide;
 import org.idempotent.loadgen.MessageSet;
 import org.idempotent.loadgen.Traffic;
 import org.idempotent.stack.Database;
@@ -47,6 +48,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The production topology on real engines, one stack for every scenario (src/site/markdown/production-topology.md): an Artemis
@@ -61,6 +63,8 @@ import org.junit.jupiter.api.TestMethodOrder;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@Order(SideBySide.LAST)
+@ResourceLock(SideBySide.FAULT_TIMING)
 class FailoverSuiteIT {
 
     private static final double SCALE = Double.parseDouble(System.getProperty("it.scale", "1"));

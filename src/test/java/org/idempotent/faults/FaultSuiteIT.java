@@ -19,6 +19,7 @@ import java.util.Random;
 import org.idempotent.faults.FaultStack.Instance;
 import org.idempotent.faults.Invariant.Summary;
 import org.idempotent.fixtures.PostgresServer;
+import org.idempotent.fixtures.SideBySide;
 import org.idempotent.loadgen.MessageSet;
 import org.idempotent.loadgen.Traffic;
 import org.idempotent.stack.Database;
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * What happens when things go wrong, with real processes, on one stack for every scenario: an Artemis broker with a
@@ -49,6 +51,8 @@ import org.junit.jupiter.api.TestMethodOrder;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@Order(SideBySide.LAST)
+@ResourceLock(SideBySide.FAULT_TIMING)
 class FaultSuiteIT {
 
     private static final double SCALE = Double.parseDouble(System.getProperty("it.scale", "1"));

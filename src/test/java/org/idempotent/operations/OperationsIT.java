@@ -45,6 +45,7 @@ import org.idempotent.stack.Database;
 import org.idempotent.stack.FreePort;
 import org.idempotent.stack.InstanceMetrics;
 import org.idempotent.stack.PayaraMicroProcess;
+import org.idempotent.stack.PostgresCluster;
 import org.idempotent.stack.RemoteJmx;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.AfterAll;
@@ -53,14 +54,21 @@ import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceAccessMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
- * What an operator sees: metrics, health, the admin API and the MBean, on an instance with a broker and a database
- * of its own, both of which these tests stop and start again; and the shipped alert rules and dashboard in a real
- * Prometheus scraping both ({@link PrometheusServer}: every rule's {@code for:} scaled down, thresholds as shipped).
- * The alert scenarios come first, on a quiet stack, in order; stopping the consumer comes last.
+ * What an operator sees: metrics, health, the admin API and the MBean, on an instance with a broker and a PostgreSQL
+ * cluster of its own, which these tests stop, reconfigure and hold locks on; and the shipped alert rules and dashboard
+ * in a real Prometheus scraping both ({@link PrometheusServer}: every rule's {@code for:} scaled down, thresholds as
+ * shipped). The alert scenarios come first, on a quiet stack, in order; stopping the consumer comes last. Most of the
+ * class's time is waiting for Prometheus, so it runs beside the other classes, which share none of its servers.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@Execution(ExecutionMode.CONCURRENT)
+@ResourceLock(value = "OperationsIT", mode = ResourceAccessMode.READ_WRITE)
 class OperationsIT {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);
@@ -80,25 +88,22 @@ class OperationsIT {
     private static Ledger ledger;
     private static int jmxPort;
     private static PrometheusServer prometheus;
+    private static PostgresCluster server;
 
     @BeforeAll
     static void start() throws Exception {
-        settings = Settings.fromEnvironment()
+        Path stackDir = Settings.fromEnvironment().stackDir().resolve("operations");
+        server = PostgresCluster.create(stackDir.resolve("postgres"), List.of());
+        settings = server.serve(Settings.fromEnvironment())
                 .with("DB_NAME", "payments_it_operations")
                 // The shipped queue names, which the rules on the consumers' queues name: the broker is this test's.
                 .with("PAYMENTS_QUEUE", "payments")
                 .with("REFUNDS_QUEUE", "refunds")
                 .withFreeBrokerPorts()
-                .with(
-                        "STACK_DIR",
-                        Settings.fromEnvironment()
-                                .stackDir()
-                                .resolve("operations")
-                                .toString())
+                .with("STACK_DIR", stackDir.toString())
                 .with("CONSUMER_STUCK_SECONDS", "3")
                 .with("HTTP_PORT", String.valueOf(FreePort.find()));
-        Database.recreate(settings);
-        Files.createDirectories(settings.stackDir());
+        Database.ensureExists(settings);
         List<String> brokerProperties = new ArrayList<>(TestQueues.brokerProperties());
         // An address that pages after a few messages.
         brokerProperties.add("addressSettings.\"" + PAGING_QUEUE + "\".maxSizeBytes=20000");
@@ -110,7 +115,7 @@ class OperationsIT {
         Path viewerPassword = settings.stackDir().resolve("viewer-password");
         Files.writeString(viewerPassword, "AS_ADMIN_USERPASSWORD=" + VIEWER_PASSWORD + "\n");
         jmxPort = FreePort.find();
-        micro = PayaraMicroProcess.startReady(
+        micro = PayaraMicroProcess.startReadyLongLived(
                 "operations-it",
                 settings,
                 Build.WAR,
@@ -140,6 +145,9 @@ class OperationsIT {
         }
         if (broker != null) {
             broker.stop(Duration.ofSeconds(30));
+        }
+        if (server != null) {
+            server.close();
         }
     }
 

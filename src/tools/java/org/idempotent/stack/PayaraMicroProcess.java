@@ -72,12 +72,14 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
     }
 
     /**
-     * {@link #startReady(String, Settings, Path, String...)} for an instance that lives as long as the test run: it
-     * maps the class-data-sharing archive if there is one, and never writes it, which it would only do as it exits, at
-     * the end of the run, keeping every instance meanwhile from writing one.
+     * {@link #startReady(String, Settings, Path, List, List)} for an instance that lives long beside others (the test
+     * run's shared one, or one of a class that runs alongside the rest): it maps the class-data-sharing archive if
+     * there is one, and never writes it, which it would only do as it exits, keeping every instance started meanwhile
+     * from writing one.
      */
-    public static PayaraMicroProcess startReadyForTheRun(String name, Settings settings, Path war) {
-        return startReady(name, settings, war, List.of(), List.of(), () -> ClassDataArchive.mapped(war));
+    public static PayaraMicroProcess startReadyLongLived(
+            String name, Settings settings, Path war, List<String> extraCommands, List<String> jvmOptions) {
+        return startReady(name, settings, war, extraCommands, jvmOptions, () -> ClassDataArchive.mapped(war));
     }
 
     private static PayaraMicroProcess startReady(
