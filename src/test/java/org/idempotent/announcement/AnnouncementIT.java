@@ -28,6 +28,7 @@ import org.idempotent.fixtures.AnnouncementSubscriber;
 import org.idempotent.fixtures.AnnouncementSubscriber.Received;
 import org.idempotent.fixtures.OutboxRows;
 import org.idempotent.fixtures.RunningConsumer;
+import org.idempotent.fixtures.SideBySide;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.stack.AdminClient;
 import org.idempotent.stack.Database;
@@ -48,7 +49,8 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * relay of a cluster it shared), and its own tests tell their announcements apart by account.
  */
 @Execution(ExecutionMode.CONCURRENT)
-@ResourceLock(value = "AnnouncementIT", mode = ResourceAccessMode.READ_WRITE)
+@ResourceLock(SideBySide.LANE)
+@ResourceLock(value = SideBySide.FAULT_TIMING, mode = ResourceAccessMode.READ)
 class AnnouncementIT {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);

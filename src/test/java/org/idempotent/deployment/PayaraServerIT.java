@@ -54,6 +54,7 @@ import org.openqa.selenium.WebElement;
  */
 @Order(SideBySide.FIRST)
 @Execution(ExecutionMode.CONCURRENT)
+@ResourceLock(SideBySide.LANE)
 @ResourceLock(SideBySide.FAULT_TIMING)
 class PayaraServerIT {
 

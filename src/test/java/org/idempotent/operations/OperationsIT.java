@@ -32,6 +32,7 @@ import org.assertj.core.api.SoftAssertions;
 import org.idempotent.announcement.control.Relay;
 import org.idempotent.fixtures.Ledger;
 import org.idempotent.fixtures.PrometheusServer;
+import org.idempotent.fixtures.SideBySide;
 import org.idempotent.fixtures.TestQueues;
 import org.idempotent.loadgen.PaymentProducer;
 import org.idempotent.loadgen.PoisonKind;
@@ -68,7 +69,8 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Execution(ExecutionMode.CONCURRENT)
-@ResourceLock(value = "OperationsIT", mode = ResourceAccessMode.READ_WRITE)
+@ResourceLock(SideBySide.LANE)
+@ResourceLock(value = SideBySide.FAULT_TIMING, mode = ResourceAccessMode.READ)
 class OperationsIT {
 
     private static final Duration PATIENCE = Duration.ofSeconds(60);
