@@ -38,7 +38,9 @@ TARGET=${TARGET:-server}
 # Where what a previous run created is removed from: the DAS's own references (the server refuses to delete what it
 # still references), or, for a deployment group, the whole domain (the group's references go with it).
 if [ "$TARGET" = server ]; then scope=server; else scope=domain; fi
-# A single broker is its own backup (the resource adapter's second connector, for a primary/backup pair).
+# A single broker is its own backup (the resource adapter's second connector, for a primary/backup pair). On a cluster
+# of live brokers, BROKER_HOST and BROKER_BACKUP_HOST name two of its nodes, with CONSUMER_REBALANCE_CONNECTIONS=true
+# and BROKER_RECONNECT_ATTEMPTS=0 (src/site/markdown/production-topology.md, "A cluster of live brokers").
 export BROKER_BACKUP_HOST="${BROKER_BACKUP_HOST:-${BROKER_HOST:-localhost}}"
 export BROKER_BACKUP_PORT="${BROKER_BACKUP_PORT:-${BROKER_PORT:-61616}}"
 # Likewise a single PostgreSQL server is its own standby (the pool's second server).

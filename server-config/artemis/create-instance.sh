@@ -40,6 +40,14 @@
 #   BROKER_ANNOUNCE_HOST         the host name clients and the peer reach this broker by (default: BROKER_BIND)
 #   BROKER_PEER_HOST, BROKER_PEER_PORT   the other broker of the pair
 #   BROKER_CLUSTER_PASSWORD      the pair's own login to each other (user payments-cluster), also as _FILE
+#
+# A cluster of live brokers (production-topology.md, "A cluster of live brokers"): every node takes sends and serves
+# consumers, each from its own journal. List the other live nodes on each; the pair settings above may come too (each
+# node with its backup), and then the backup lists the same nodes as its primary.
+#   BROKER_CLUSTER_PEERS         the other live nodes, host:port,host:port (default: none, no cluster of live nodes)
+#   BROKER_REDISTRIBUTION_DELAY_MS   how long a queue left with no consumer on its node keeps its messages before they
+#                                move to a node that has one (default 5000)
+#   BROKER_CLUSTER_PASSWORD      as above: the nodes' login to each other (user payments-cluster)
 set -euo pipefail
 
 instance=${1:?usage: create-instance.sh <instance directory>}
@@ -129,41 +137,84 @@ if [ -n "${BROKER_TLS_KEYSTORE:-}" ]; then
         echo "$tls.params.suppressInternalManagementObjects=true"
     } > "$properties"
 fi
-case "${BROKER_HA_ROLE:-none}" in
-    none) ;;
-    primary | backup)
-        : "${BROKER_PEER_HOST:?create-instance.sh: BROKER_HA_ROLE=$BROKER_HA_ROLE needs BROKER_PEER_HOST and BROKER_PEER_PORT}"
-        : "${BROKER_PEER_PORT:?create-instance.sh: BROKER_HA_ROLE=$BROKER_HA_ROLE needs BROKER_PEER_PORT}"
-        cluster_password=$(secret BROKER_CLUSTER_PASSWORD)
-        netty=org.apache.activemq.artemis.core.remoting.impl.netty.NettyConnectorFactory
-        {
-            if [ "$BROKER_HA_ROLE" = primary ]; then
-                echo "HAPolicyConfiguration=SHARED_STORE_PRIMARY"
-            else
-                echo "HAPolicyConfiguration=SHARED_STORE_BACKUP"
-                # Once the primary is back, the backup hands over and waits again: clients follow (failback).
-                echo "HAPolicyConfiguration.allowFailBack=true"
-            fi
+ha_role=${BROKER_HA_ROLE:-none}
+case "$ha_role" in
+    none | primary | backup) ;;
+    *) echo "create-instance.sh: BROKER_HA_ROLE must be none, primary or backup, not $ha_role" >&2; exit 1 ;;
+esac
+IFS=, read -r -a cluster_peers <<< "${BROKER_CLUSTER_PEERS:-}"
+for peer in "${cluster_peers[@]}"; do
+    [[ "$peer" =~ ^[A-Za-z0-9.-]+:[0-9]+$ ]] \
+        || { echo "create-instance.sh: BROKER_CLUSTER_PEERS: not a host:port: $peer" >&2; exit 1; }
+done
+if [ "$ha_role" != none ] || [ ${#cluster_peers[@]} -gt 0 ]; then
+    if [ "$ha_role" != none ]; then
+        : "${BROKER_PEER_HOST:?create-instance.sh: BROKER_HA_ROLE=$ha_role needs BROKER_PEER_HOST and BROKER_PEER_PORT}"
+        : "${BROKER_PEER_PORT:?create-instance.sh: BROKER_HA_ROLE=$ha_role needs BROKER_PEER_PORT}"
+    fi
+    cluster_password=$(secret BROKER_CLUSTER_PASSWORD)
+    netty=org.apache.activemq.artemis.core.remoting.impl.netty.NettyConnectorFactory
+    connector() {
+        echo "connectorConfigurations.$1.factoryClassName=$netty"
+        echo "connectorConfigurations.$1.params.host=$2"
+        echo "connectorConfigurations.$1.params.port=$3"
+    }
+    {
+        if [ "$ha_role" = primary ]; then
+            echo "HAPolicyConfiguration=SHARED_STORE_PRIMARY"
+        elif [ "$ha_role" = backup ]; then
+            echo "HAPolicyConfiguration=SHARED_STORE_BACKUP"
+            # Once the primary is back, the backup hands over and waits again: clients follow (failback).
+            echo "HAPolicyConfiguration.allowFailBack=true"
+        fi
+        if [ "$ha_role" != none ]; then
             # A clean stop (maintenance, a rolling upgrade) hands over too, not only a crash.
             echo "HAPolicyConfiguration.failoverOnServerShutdown=true"
-            # The connector each broker announces to clients in the topology, and the one to reach its peer by:
-            # the cluster connection exists only so that clients learn the backup; it moves no messages.
-            echo "connectorConfigurations.self.factoryClassName=$netty"
-            echo "connectorConfigurations.self.params.host=${BROKER_ANNOUNCE_HOST:-${BROKER_BIND:-127.0.0.1}}"
-            echo "connectorConfigurations.self.params.port=${BROKER_PORT:-61616}"
-            echo "connectorConfigurations.peer.factoryClassName=$netty"
-            echo "connectorConfigurations.peer.params.host=$BROKER_PEER_HOST"
-            echo "connectorConfigurations.peer.params.port=$BROKER_PEER_PORT"
-            echo "clusterConfigurations.payments-pair.connectorName=self"
-            echo "clusterConfigurations.payments-pair.staticConnectors=peer"
-            echo "clusterConfigurations.payments-pair.messageLoadBalancingType=OFF"
-            echo "clusterConfigurations.payments-pair.reconnectAttempts=-1"
-            echo "clusterUser=payments-cluster"
-            echo "clusterPassword=$cluster_password"
-        } >> "$properties"
-        ;;
-    *) echo "create-instance.sh: BROKER_HA_ROLE must be none, primary or backup, not $BROKER_HA_ROLE" >&2; exit 1 ;;
-esac
+        else
+            # A live node with no backup: a clean stop (scale-down, maintenance) first moves every message it holds
+            # to another live node, so none waits for its return. A crash cannot: its messages wait in its journal.
+            echo "HAPolicyConfiguration=PRIMARY_ONLY"
+            echo "HAPolicyConfiguration.scaleDownConfiguration.enabled=true"
+            echo "HAPolicyConfiguration.scaleDownConfiguration.connectors=$(seq -s, -f 'node%g' 0 $((${#cluster_peers[@]} - 1)))"
+        fi
+        # The connector each broker announces to clients in the topology, and those to reach the others by.
+        connector self "${BROKER_ANNOUNCE_HOST:-${BROKER_BIND:-127.0.0.1}}" "${BROKER_PORT:-61616}"
+        connectors=()
+        if [ "$ha_role" != none ]; then
+            connector peer "$BROKER_PEER_HOST" "$BROKER_PEER_PORT"
+            connectors+=(peer)
+        fi
+        for index in "${!cluster_peers[@]}"; do
+            connector "node$index" "${cluster_peers[$index]%:*}" "${cluster_peers[$index]##*:}"
+            connectors+=("node$index")
+        done
+        # Named as before live nodes existed, so that an existing pair keeps its cluster connection's name.
+        cluster=payments-pair
+        [ ${#cluster_peers[@]} -eq 0 ] || cluster=payments-cluster
+        echo "clusterConfigurations.$cluster.connectorName=self"
+        echo "clusterConfigurations.$cluster.staticConnectors=$(IFS=,; echo "${connectors[*]}")"
+        if [ ${#cluster_peers[@]} -eq 0 ]; then
+            # A pair alone: the cluster connection exists only so that clients learn the backup; it moves no messages.
+            echo "clusterConfigurations.$cluster.messageLoadBalancingType=OFF"
+        else
+            # Live nodes: a message stays on the node it was sent to, where consumers of every instance are attached
+            # (no hop, no second journal write); only a queue left without a consumer on its node hands its messages
+            # to a node that has one (redistribution, below).
+            echo "clusterConfigurations.$cluster.messageLoadBalancingType=OFF_WITH_REDISTRIBUTION"
+            # Not the announcements: the cluster connection would still split a multicast queue's messages between
+            # the nodes (of 10 sent to one node, 5 went to the other's queue), and hold those meant for a dead node in
+            # the store-and-forward queue to it. Each stays on the node the relay sent it to; a subscriber reads its
+            # queue on every node and orders an account's announcements by their sequence (message-contract.md).
+            echo "clusterConfigurations.$cluster.address=!payments.applied"
+            # Long enough to outlast a consumer's reconnection (the adapter sets its sessions up again 2 s after a
+            # node joins or leaves), so that messages do not move away and back for a blip.
+            echo "addressSettings.\"#\".redistributionDelay=${BROKER_REDISTRIBUTION_DELAY_MS:-5000}"
+        fi
+        echo "clusterConfigurations.$cluster.reconnectAttempts=-1"
+        echo "clusterUser=payments-cluster"
+        echo "clusterPassword=$cluster_password"
+    } >> "$properties"
+fi
 # The announcement address's durable queues, one per downstream service: each receives every announcement.
 IFS=, read -r -a announcement_queues <<< "${BROKER_ANNOUNCEMENT_QUEUES:-payments.applied.ledger}"
 for queue in "${announcement_queues[@]}"; do

@@ -75,6 +75,7 @@ class PayaraServerIT {
             "CONSUMER_MAX_SESSIONS",
             "REFUNDS_MAX_SESSIONS",
             "CONSUMER_WINDOW_BYTES",
+            "CONSUMER_REBALANCE_CONNECTIONS",
             "CONSUMER_STUCK_SECONDS",
             "DEDUP_PARTITIONING",
             "RETENTION_DAYS",

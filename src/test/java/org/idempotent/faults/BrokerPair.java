@@ -3,14 +3,10 @@ package org.idempotent.faults;
 import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import javax.management.JMException;
-import org.idempotent.stack.BrokerProcess;
-import org.idempotent.stack.FreePort;
 import org.idempotent.stack.Settings;
 
 /**
@@ -21,101 +17,22 @@ final class BrokerPair implements AutoCloseable {
 
     static final String CLUSTER_PASSWORD = "payments-cluster";
 
-    /**
-     * The redelivery delay capped at 1 s (the product's cap is 5 minutes), as in the fault suite: a message a failover
-     * or a kill handed back several times comes back within a second instead of after a back-off that proves nothing
-     * more and held a scenario up to half a minute. The breaker holds deliveries while the database is away, so the
-     * 20 attempts are not spent the faster for it.
-     */
-    private static final List<String> REDELIVERY_DELAY_CAP = List.of("addressSettings.\"#\".maxRedeliveryDelay=1000");
-
-    /** One broker of the pair, on ports of its own (kept across restarts). */
-    static final class Member {
-        private final String name;
-        private final Settings settings;
-        private final Map<String, String> pairSettings;
-        private final int jmxPort = FreePort.find();
-        private BrokerProcess process;
-        private int faults;
-
-        private Member(String name, Settings settings, Map<String, String> pairSettings) {
-            this.name = name;
-            this.settings = settings;
-            this.pairSettings = pairSettings;
-        }
-
-        int port() {
-            return settings.getInt("BROKER_PORT");
-        }
-
-        /** Where Prometheus scrapes it (the broker's PrometheusEndpoint), as host:port. */
-        String metricsTarget() {
-            return "127.0.0.1:" + settings.get("BROKER_METRICS_PORT");
-        }
-
-        /** Returns once it is live, or waiting as the live one's backup. */
-        void start() {
-            process = BrokerProcess.startPairMember(name, settings, pairSettings, jmxPort, REDELIVERY_DELAY_CAP);
-        }
-
-        /** kill -9: the file lock is released by the kernel, the other broker takes over. */
-        void kill() {
-            faults++;
-            process.kill();
-        }
-
-        void stop() {
-            if (process != null) {
-                faults++;
-                process.stop(Duration.ofSeconds(30));
-            }
-        }
-
-        boolean running() {
-            return process != null && !process.await(Duration.ZERO);
-        }
-
-        /** How often it has announced itself as a live broker's backup, over every start. */
-        long backupAnnouncements() {
-            try {
-                return process == null
-                        ? 0
-                        : Files.readString(process.log())
-                                .lines()
-                                .filter(line -> line.contains("AMQ221031"))
-                                .count();
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
-
-        /** Messages of the queue this broker handed to consumers, not acknowledged yet; fails unless it is live. */
-        long deliveringCount(String queue) throws IOException, JMException {
-            return process.deliveringCount(queue);
-        }
-
-        /** The queue's count on this broker; fails unless it is the live one (a waiting backup has no queues). */
-        long messageCount(String queue) throws IOException, JMException {
-            return process.messageCount(queue);
-        }
-    }
-
     /** A question for the live broker; it fails on a broker that is not. */
     @FunctionalInterface
     private interface Query {
-        long ask(Member member) throws IOException, JMException;
+        long ask(BrokerNode member) throws IOException, JMException;
     }
 
-    private final Member primary;
-    private final Member backup;
+    private final BrokerNode primary;
+    private final BrokerNode backup;
     private final Settings clientSettings;
 
     BrokerPair(Settings base) {
         Settings primarySettings = base.withFreeBrokerPorts();
         Settings backupSettings = base.withFreeBrokerPorts();
         String store = base.stackDir().resolve("broker-store").toString();
-        primary = new Member("broker-primary", primarySettings, pairSettings("primary", store, backupSettings));
-        backup = new Member("broker-backup", backupSettings, pairSettings("backup", store, primarySettings));
+        primary = new BrokerNode("broker-primary", primarySettings, pairSettings("primary", store, backupSettings));
+        backup = new BrokerNode("broker-backup", backupSettings, pairSettings("backup", store, primarySettings));
         clientSettings = primarySettings.with("BROKER_BACKUP_PORT", String.valueOf(backup.port()));
     }
 
@@ -146,14 +63,14 @@ final class BrokerPair implements AutoCloseable {
 
     /** Kills and stops of either broker so far: what the broker could have lost in, or nothing if 0. */
     int faults() {
-        return primary.faults + backup.faults;
+        return primary.faults() + backup.faults();
     }
 
-    Member primary() {
+    BrokerNode primary() {
         return primary;
     }
 
-    Member backup() {
+    BrokerNode backup() {
         return backup;
     }
 
@@ -182,12 +99,12 @@ final class BrokerPair implements AutoCloseable {
 
     /** The consumers (one a session) attached to the queue on whichever broker is live. */
     long consumerCount(String queue) {
-        return askLive(queue, member -> member.process.consumerCount(queue));
+        return askLive(queue, member -> member.process().consumerCount(queue));
     }
 
     private long askLive(String queue, Query query) {
         IllegalStateException none = new IllegalStateException("no live broker has queue " + queue);
-        for (Member member : List.of(primary, backup)) {
+        for (BrokerNode member : List.of(primary, backup)) {
             if (member.running()) {
                 try {
                     return query.ask(member);

@@ -508,7 +508,8 @@ class FailoverSuiteIT {
                 .until(() -> stack.brokerPair().primary().deliveringCount(queue()), count -> count >= sessions(2));
     }
 
-    private static long waitingOnALock(Connection db) throws SQLException {
+    /** Backends of the database waiting on a lock, this one's apart. */
+    static long waitingOnALock(Connection db) throws SQLException {
         try (Statement query = db.createStatement();
                 ResultSet row =
                         query.executeQuery("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
@@ -605,7 +606,7 @@ class FailoverSuiteIT {
     }
 
     /** Both consumers' resume on {@code taking} over, which {@code fault} makes it do. */
-    private Resumption resumedWhile(String what, BrokerPair.Member taking, Runnable fault) throws SQLException {
+    private Resumption resumedWhile(String what, BrokerNode taking, Runnable fault) throws SQLException {
         Instant made = Instant.now();
         return resumed(what, consumers, sessions(2), made, Resumption.acceptingWhile(taking.port(), fault));
     }

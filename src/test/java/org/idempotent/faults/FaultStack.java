@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
 import javax.management.JMException;
 import org.idempotent.stack.BrokerProcess;
 import org.idempotent.stack.Build;
@@ -28,6 +29,7 @@ final class FaultStack implements AutoCloseable {
     private static final Duration START_TIMEOUT = Duration.ofMinutes(3);
     private static final String DUPLICATES = "duplicates";
     private static final String REDELIVERIES = "redeliveries";
+    private static final String APPLIED = "applied";
 
     private final Settings settings;
     private final List<Instance> instances = new ArrayList<>();
@@ -39,6 +41,7 @@ final class FaultStack implements AutoCloseable {
     private int startsChecked;
     private long duplicatesChecked;
     private BrokerPair brokerPair;
+    private BrokerCluster brokerCluster;
 
     /** A Payara Micro instance by name, on its own HTTP port, which it keeps across restarts. */
     static final class Instance {
@@ -98,22 +101,44 @@ final class FaultStack implements AutoCloseable {
 
         /** kill -9, the counts read just before. */
         void crash() {
+            carryCounts();
+            process.kill();
+        }
+
+        /** A clean stop, to be started again later; the counts read just before. */
+        void stopForNow() {
+            carryCounts();
+            stop();
+        }
+
+        private void carryCounts() {
             InstanceMetrics metrics = metrics();
             long duplicates = metrics.outcome("duplicate");
             long redeliveries = metrics.redeliveries();
-            process.kill();
+            long applied = metrics.outcome(APPLIED);
+            carried.merge(APPLIED, applied, Long::sum);
             carried.merge(DUPLICATES, duplicates, Long::sum);
             carried.merge(REDELIVERIES, redeliveries, Long::sum);
         }
 
-        /** Duplicates counted by every incarnation of this instance so far (a running one must be up). */
+        /** Duplicates counted by every incarnation of this instance so far. */
         long duplicates() {
-            return carried.getOrDefault(DUPLICATES, 0L) + metrics().outcome("duplicate");
+            return carried.getOrDefault(DUPLICATES, 0L) + (running() ? metrics().outcome("duplicate") : 0);
+        }
+
+        /** Payments applied by every incarnation of this instance so far. */
+        long applied() {
+            return carried.getOrDefault(APPLIED, 0L) + (running() ? metrics().outcome(APPLIED) : 0);
         }
 
         /** Deliveries the broker marked as redelivered, over every incarnation so far. */
         long redeliveries() {
-            return carried.getOrDefault(REDELIVERIES, 0L) + metrics().redeliveries();
+            return carried.getOrDefault(REDELIVERIES, 0L)
+                    + (running() ? metrics().redeliveries() : 0);
+        }
+
+        boolean running() {
+            return process != null && !process.await(Duration.ZERO);
         }
 
         void stop() {
@@ -129,7 +154,14 @@ final class FaultStack implements AutoCloseable {
 
     /** With JVM options for the broker, e.g. system properties of broker.xml. */
     FaultStack(String scenario, Map<String, String> overrides, List<String> brokerOptions) {
-        this(scenario, overrides, brokerOptions, false, null);
+        this(scenario, overrides, brokerOptions, Brokers.ONE, null, null);
+    }
+
+    /** One broker, a primary/backup pair, or a cluster of two live nodes. */
+    private enum Brokers {
+        ONE,
+        PAIR,
+        CLUSTER
     }
 
     /**
@@ -137,15 +169,34 @@ final class FaultStack implements AutoCloseable {
      * primary with its standby instead of the machine's cluster (when {@code database} is given).
      */
     static FaultStack highlyAvailable(String scenario, Map<String, String> overrides, PostgresPair database) {
-        return new FaultStack(scenario, overrides, List.of(), true, database);
+        return new FaultStack(scenario, overrides, List.of(), Brokers.PAIR, database, null);
+    }
+
+    /**
+     * Two live brokers in one cluster (create-instance.sh's BROKER_CLUSTER_PEERS) instead of one broker:
+     * {@code instanceSettings} for each node's create-instance.sh, {@code brokerProperties} for its broker.properties.
+     */
+    static FaultStack clustered(
+            String scenario,
+            Map<String, String> overrides,
+            Map<String, String> instanceSettings,
+            List<String> brokerProperties) {
+        return new FaultStack(
+                scenario,
+                overrides,
+                List.of(),
+                Brokers.CLUSTER,
+                null,
+                base -> new BrokerCluster(base, 2, instanceSettings, brokerProperties));
     }
 
     private FaultStack(
             String scenario,
             Map<String, String> overrides,
             List<String> brokerOptions,
-            boolean pair,
-            PostgresPair database) {
+            Brokers brokers,
+            PostgresPair database,
+            Function<Settings, BrokerCluster> cluster) {
         this.brokerOptions = brokerOptions.toArray(String[]::new);
         Settings base = Settings.fromEnvironment();
         Settings configured = base.with("DB_NAME", "payments_it_faults")
@@ -159,9 +210,12 @@ final class FaultStack implements AutoCloseable {
         for (Map.Entry<String, String> override : overrides.entrySet()) {
             configured = configured.with(override.getKey(), override.getValue());
         }
-        if (pair) {
+        if (brokers == Brokers.PAIR) {
             brokerPair = new BrokerPair(configured);
             configured = brokerPair.clientSettings();
+        } else if (brokers == Brokers.CLUSTER) {
+            brokerCluster = cluster.apply(configured);
+            configured = brokerCluster.clientSettings();
         }
         settings = configured;
         try {
@@ -245,7 +299,9 @@ final class FaultStack implements AutoCloseable {
     }
 
     boolean brokerFaultedSinceLastCheck() {
-        int faults = brokerPair != null ? brokerPair.faults() : brokerFaults;
+        int faults = brokerPair != null
+                ? brokerPair.faults()
+                : brokerCluster != null ? brokerCluster.faults() : brokerFaults;
         boolean faulted = faults > brokerFaultsChecked;
         brokerFaultsChecked = faults;
         return faulted;
@@ -262,6 +318,8 @@ final class FaultStack implements AutoCloseable {
     void startBroker() {
         if (brokerPair != null) {
             brokerPair.start();
+        } else if (brokerCluster != null) {
+            brokerCluster.start();
         } else {
             broker = BrokerProcess.startWithJmx(settings, false, brokerJmxPort, brokerOptions);
         }
@@ -275,16 +333,44 @@ final class FaultStack implements AutoCloseable {
         return brokerPair;
     }
 
+    /** The cluster (only for {@link #clustered}). */
+    BrokerCluster brokerCluster() {
+        if (brokerCluster == null) {
+            throw new IllegalStateException("not a cluster");
+        }
+        return brokerCluster;
+    }
+
+    /**
+     * Each broker a client may find messages on, as a client's settings for it alone: the cluster's running nodes, or
+     * the one broker (of a pair, the live one, which a client reaches by either connector).
+     */
+    List<Settings> brokersToRead() {
+        if (brokerCluster == null) {
+            return List.of(settings);
+        }
+        return brokerCluster.nodes().stream()
+                .filter(BrokerNode::running)
+                .map(BrokerNode::clientSettings)
+                .toList();
+    }
+
     /**
      * The live broker's own count of the queue's messages not yet acknowledged (see
-     * {@link BrokerProcess#messageCount}).
+     * {@link BrokerProcess#messageCount}); of a cluster, the running nodes' and what is on its way between them.
      */
     long messageCount(String queue) throws IOException, JMException {
+        if (brokerCluster != null) {
+            return brokerCluster.messageCount(queue);
+        }
         return brokerPair != null ? brokerPair.messageCount(queue) : broker.messageCount(queue);
     }
 
-    /** The consumers (one a session) the live broker counts on the queue. */
+    /** The consumers (one a session) the live broker counts on the queue (of a cluster, every running node). */
     long consumerCount(String queue) throws IOException, JMException {
+        if (brokerCluster != null) {
+            return brokerCluster.consumerCount(queue);
+        }
         return brokerPair != null ? brokerPair.consumerCount(queue) : broker.consumerCount(queue);
     }
 
@@ -308,6 +394,9 @@ final class FaultStack implements AutoCloseable {
         }
         if (brokerPair != null) {
             brokerPair.close();
+        }
+        if (brokerCluster != null) {
+            brokerCluster.close();
         }
     }
 }

@@ -17,7 +17,9 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.Enumeration;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -26,6 +28,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
+import javax.management.JMException;
 import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.awaitility.core.ConditionTimeoutException;
 import org.idempotent.delivery.control.MessageProperties;
@@ -175,28 +178,32 @@ final class Invariant {
                     .pollDelay(Duration.ZERO)
                     .pollInterval(Duration.ofMillis(250))
                     .ignoreExceptions()
-                    .until(() -> browse(settings, settings.get("DEAD_LETTER_QUEUE"))
+                    .until(() -> browse(stack, settings.get("DEAD_LETTER_QUEUE"))
                             >= latest.poison().size());
         } catch (ConditionTimeoutException e) {
             // The assertion says what is missing.
         }
         Map<UUID, String> dead = new HashMap<>();
-        int unexpectedDead = drain(settings, settings.get("DEAD_LETTER_QUEUE"), dead, ledger.resent());
+        int unexpectedDead = drain(stack, settings.get("DEAD_LETTER_QUEUE"), dead, ledger.resent());
         Map<UUID, String> conflicts = new HashMap<>();
-        int unexpectedConflicts = drain(settings, settings.get("CONFLICTS_QUEUE"), conflicts, Set.of());
+        int unexpectedConflicts = drain(stack, settings.get("CONFLICTS_QUEUE"), conflicts, Set.of());
         Map<UUID, String> quarantined = new HashMap<>();
-        int unexpectedQuarantined = drain(settings, settings.get("QUARANTINE_QUEUE"), quarantined, Set.of());
+        int unexpectedQuarantined = drain(stack, settings.get("QUARANTINE_QUEUE"), quarantined, Set.of());
         for (String aside : List.of("DEAD_LETTER_QUEUE", "CONFLICTS_QUEUE", "QUARANTINE_QUEUE")) {
-            assertThat(browse(settings, settings.get(aside)))
-                    .as("%s: a second look after draining it", aside)
+            List<Integer> perBroker = new ArrayList<>();
+            for (Settings broker : stack.brokersToRead()) {
+                perBroker.add(browse(broker, settings.get(aside)));
+            }
+            assertThat(browse(stack, settings.get(aside)))
+                    .as(
+                            "%s: a second look after draining it (per broker: %s; drained %s)",
+                            aside, perBroker, dead.size())
                     .isZero();
         }
         long unsent = unsent(settings);
-        List<AnnouncementSubscriber.Received> announced;
-        // With every row marked sent (asserted below), every announcement was on the broker before the count.
-        try (AnnouncementSubscriber subscriber = new AnnouncementSubscriber(settings)) {
-            announced = subscriber.receiveCounted(Duration.ofSeconds(10), Duration.ofMillis(500));
-        }
+        // With every row marked sent (asserted below), every announcement was on a broker before the count.
+        List<List<AnnouncementSubscriber.Received>> announcedPerBroker = announcements(stack);
+        List<AnnouncementSubscriber.Received> announced = merged(announcedPerBroker);
 
         // What the ledger owes: every acknowledged event of the latest workload; a given-up one only if it was applied
         // (announced), and then once. The earlier workloads were all owed in full at their own checks.
@@ -300,6 +307,11 @@ final class Invariant {
         assertThat(AnnouncementSubscriber.violations(announced))
                 .as("what a subscriber relies on")
                 .isEmpty();
+        for (List<AnnouncementSubscriber.Received> onOneBroker : announcedPerBroker) {
+            assertThat(outOfOrder(onOneBroker))
+                    .as("announcements of one broker's queue out of order per account")
+                    .isEmpty();
+        }
         assertThat(announcedIds)
                 .as("announced: the events the ledger owes, no other")
                 .isEqualTo(owedNow);
@@ -420,6 +432,73 @@ final class Invariant {
                 .createConnection();
     }
 
+    /**
+     * Each broker's announcements as its queue held them. Every subscriber counts its queue and attaches before any
+     * takes one: a cluster node's queue left without a consumer would hand its messages to one that has (redistribution),
+     * behind what that one held.
+     */
+    private static List<List<AnnouncementSubscriber.Received>> announcements(FaultStack stack) throws JMSException {
+        List<AnnouncementSubscriber> subscribers = new ArrayList<>();
+        try {
+            for (Settings broker : stack.brokersToRead()) {
+                subscribers.add(new AnnouncementSubscriber(broker));
+            }
+            List<Integer> counted = new ArrayList<>();
+            for (AnnouncementSubscriber subscriber : subscribers) {
+                counted.add(subscriber.count());
+            }
+            subscribers.forEach(AnnouncementSubscriber::attach);
+            List<List<AnnouncementSubscriber.Received>> received = new ArrayList<>();
+            for (int index = 0; index < subscribers.size(); index++) {
+                received.add(subscribers
+                        .get(index)
+                        .receiveCounted(counted.get(index), Duration.ofSeconds(10), Duration.ofMillis(500)));
+            }
+            return received;
+        } finally {
+            for (AnnouncementSubscriber subscriber : subscribers) {
+                subscriber.close();
+            }
+        }
+    }
+
+    /**
+     * One broker's announcements as they are; several brokers' (a cluster's nodes) in the order a subscriber reading
+     * them all restores by each account's sequence.
+     */
+    private static List<AnnouncementSubscriber.Received> merged(List<List<AnnouncementSubscriber.Received>> perBroker) {
+        if (perBroker.size() == 1) {
+            return perBroker.get(0);
+        }
+        return perBroker.stream()
+                .flatMap(List::stream)
+                .sorted(Comparator.comparing(AnnouncementSubscriber.Received::accountId)
+                        .thenComparingLong(AnnouncementSubscriber.Received::sequence))
+                .toList();
+    }
+
+    /** Announcements that came after a later one of their account. */
+    private static List<String> outOfOrder(List<AnnouncementSubscriber.Received> received) {
+        Map<String, Long> last = new HashMap<>();
+        List<String> late = new ArrayList<>();
+        for (AnnouncementSubscriber.Received r : received) {
+            Long before = last.put(r.accountId(), r.sequence());
+            if (before != null && r.sequence() <= before) {
+                late.add(r.accountId() + ": sequence " + r.sequence() + " after " + before);
+            }
+        }
+        return late;
+    }
+
+    /** How many messages the queue holds on every broker a client may read, without taking them. */
+    private static int browse(FaultStack stack, String queueName) throws JMSException {
+        int count = 0;
+        for (Settings broker : stack.brokersToRead()) {
+            count += browse(broker, queueName);
+        }
+        return count;
+    }
+
     /** How many messages the queue holds, without taking them. */
     private static int browse(Settings settings, String queueName) throws JMSException {
         try (Connection connection = asOperator(settings)) {
@@ -437,32 +516,76 @@ final class Invariant {
      * once; poison by probe with its reason. Returns how many had no probe, or a probe seen before (a message moved
      * aside twice) that its producer did not send twice.
      */
-    private static int drain(Settings settings, String queueName, Map<UUID, String> dead, Set<UUID> sentTwice)
+    private static int drain(FaultStack stack, String queueName, Map<UUID, String> dead, Set<UUID> sentTwice)
             throws JMSException {
-        int unexpected = 0;
-        try (Connection connection = asOperator(settings)) {
-            connection.start();
-            Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
-            var queue = session.createQueue(queueName);
-            int browsed = browse(settings, queueName);
-            try (MessageConsumer consumer = session.createConsumer(queue)) {
-                for (int taken = 0; ; taken++) {
-                    Message message = taken < browsed ? consumer.receive(10_000) : consumer.receiveNoWait();
-                    if (message == null) {
-                        break;
-                    }
-                    String probe = message.getStringProperty(Traffic.PROBE);
-                    if (probe == null) {
-                        unexpected++;
-                    } else if (dead.put(UUID.fromString(probe), message.getStringProperty(MessageProperties.REASON))
-                                    != null
-                            && !sentTwice.contains(UUID.fromString(probe))) {
-                        unexpected++;
-                    }
-                }
+        int unexpected = drainOnce(stack, queueName, dead, sentTwice);
+        if (stack.brokersToRead().size() > 1) {
+            // A cluster node's queue left without a consumer hands its messages to a node that has one
+            // (redistribution): some may have been on their way while the consumers were attached. Until the broker
+            // counts none left, on the queues or on the way.
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (queued(stack, queueName) > 0 && System.nanoTime() < deadline) {
+                unexpected += drainOnce(stack, queueName, dead, sentTwice);
             }
         }
         return unexpected;
+    }
+
+    private static long queued(FaultStack stack, String queueName) {
+        try {
+            return stack.messageCount(queueName);
+        } catch (IOException | JMException e) {
+            throw new IllegalStateException("the brokers' count of " + queueName, e);
+        }
+    }
+
+    private static int drainOnce(FaultStack stack, String queueName, Map<UUID, String> dead, Set<UUID> sentTwice)
+            throws JMSException {
+        List<Settings> brokers = stack.brokersToRead();
+        List<Integer> browsed = new ArrayList<>();
+        for (Settings broker : brokers) {
+            browsed.add(browse(broker, queueName));
+        }
+        // Every broker's queue read at once: a cluster node's queue left without a consumer would hand its messages
+        // to one that has (redistribution), after that one's drain had counted.
+        List<Connection> connections = new ArrayList<>();
+        try {
+            List<MessageConsumer> consumers = new ArrayList<>();
+            for (Settings broker : brokers) {
+                Connection connection = asOperator(broker);
+                connections.add(connection);
+                connection.start();
+                Session session = connection.createSession(false, Session.AUTO_ACKNOWLEDGE);
+                consumers.add(session.createConsumer(session.createQueue(queueName)));
+            }
+            int unexpected = 0;
+            for (int index = 0; index < brokers.size(); index++) {
+                unexpected += take(consumers.get(index), browsed.get(index), dead, sentTwice);
+            }
+            return unexpected;
+        } finally {
+            for (Connection connection : connections) {
+                connection.close();
+            }
+        }
+    }
+
+    private static int take(MessageConsumer consumer, int browsed, Map<UUID, String> dead, Set<UUID> sentTwice)
+            throws JMSException {
+        int unexpected = 0;
+        for (int taken = 0; ; taken++) {
+            Message message = taken < browsed ? consumer.receive(10_000) : consumer.receiveNoWait();
+            if (message == null) {
+                return unexpected;
+            }
+            String probe = message.getStringProperty(Traffic.PROBE);
+            if (probe == null) {
+                unexpected++;
+            } else if (dead.put(UUID.fromString(probe), message.getStringProperty(MessageProperties.REASON)) != null
+                    && !sentTwice.contains(UUID.fromString(probe))) {
+                unexpected++;
+            }
+        }
     }
 
     private static void report(Summary summary) throws IOException {

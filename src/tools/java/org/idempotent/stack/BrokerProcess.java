@@ -64,8 +64,8 @@ public final class BrokerProcess extends ChildProcess {
     }
 
     /**
-     * One broker of a primary/backup pair, instance {@code name} under the stack directory: {@code pairSettings} are
-     * create-instance.sh's (BROKER_HA_ROLE, BROKER_STORE, BROKER_PEER_HOST ...). Returns once it is live or, for a
+     * One broker of a primary/backup pair or of a cluster, instance {@code name} under the stack directory:
+     * {@code pairSettings} are create-instance.sh's (BROKER_HA_ROLE, BROKER_STORE, BROKER_CLUSTER_PEERS ...). Returns once it is live or, for a
      * backup whose primary is live, once it has announced itself as the backup; with JMX on {@code jmxPort}.
      */
     public static BrokerProcess startPairMember(
@@ -171,9 +171,7 @@ public final class BrokerProcess extends ChildProcess {
      * delivered to a consumer that has not acknowledged them (a message stuck in delivery counts).
      */
     public long messageCount(String queue) throws IOException, JMException {
-        try (RemoteJmx jmx = RemoteJmx.connect(jmxPort)) {
-            return (Long) jmx.attribute(queueMBean(jmx, queue), "MessageCount");
-        }
+        return queueNumber(queue, "MessageCount").longValue();
     }
 
     /**
@@ -181,15 +179,43 @@ public final class BrokerProcess extends ChildProcess {
      * With persist-delivery-count-before-delivery, each is marked redelivered if another broker delivers it again.
      */
     public long deliveringCount(String queue) throws IOException, JMException {
-        try (RemoteJmx jmx = RemoteJmx.connect(jmxPort)) {
-            return ((Number) jmx.attribute(queueMBean(jmx, queue), "DeliveringCount")).longValue();
-        }
+        return queueNumber(queue, "DeliveringCount").longValue();
     }
 
     /** How many consumers the queue has (each session of each instance is one). */
     public int consumerCount(String queue) throws IOException, JMException {
+        return queueNumber(queue, "ConsumerCount").intValue();
+    }
+
+    /**
+     * Messages waiting in the cluster's store-and-forward queues of this broker (one per other node, on their way to
+     * it), all together; 0 on a broker in no cluster.
+     */
+    public long storeAndForwardCount() throws IOException, JMException {
         try (RemoteJmx jmx = RemoteJmx.connect(jmxPort)) {
-            return ((Number) jmx.attribute(queueMBean(jmx, queue), "ConsumerCount")).intValue();
+            long count = 0;
+            for (ObjectName queue : jmx.names(
+                    new ObjectName(
+                            "org.apache.activemq.artemis:component=addresses,subcomponent=queues,queue=\"$.artemis.internal.sf.*\",*"))) {
+                count += (Long) jmx.attribute(queue, "MessageCount");
+            }
+            return count;
+        }
+    }
+
+    /** Messages sent to the queue since this broker started. */
+    public long messagesAdded(String queue) throws IOException, JMException {
+        return queueNumber(queue, "MessagesAdded").longValue();
+    }
+
+    /** Messages of the queue its consumers acknowledged since this broker started. */
+    public long messagesAcknowledged(String queue) throws IOException, JMException {
+        return queueNumber(queue, "MessagesAcknowledged").longValue();
+    }
+
+    private Number queueNumber(String queue, String attribute) throws IOException, JMException {
+        try (RemoteJmx jmx = RemoteJmx.connect(jmxPort)) {
+            return (Number) jmx.attribute(queueMBean(jmx, queue), attribute);
         }
     }
 

@@ -125,11 +125,16 @@ public final class Settings {
 
     /**
      * A client URL that follows the live broker of a pair (the same as {@link #brokerUrl} with a single broker):
-     * both connectors, HA, reconnecting for ever.
+     * both connectors, HA, reconnecting as often as the consumer does (BROKER_RECONNECT_ATTEMPTS: for ever, or for a
+     * cluster of live nodes not at all).
      */
     public String brokerHaUrl() {
+        // The consumer's reconnect attempts: a pair's client waits for the backup to take over however long it takes;
+        // a cluster's gives up on a dead node at once (the caller's new connection lands on a live one): reconnecting
+        // to it for ever, a producer's close blocked until the node came back, two minutes later.
         return "(tcp://" + get("BROKER_HOST") + ":" + get("BROKER_PORT") + ",tcp://" + get("BROKER_BACKUP_HOST") + ":"
-                + get("BROKER_BACKUP_PORT") + ")?ha=true&reconnectAttempts=-1&retryInterval=500"
+                + get("BROKER_BACKUP_PORT") + ")?ha=true&reconnectAttempts=" + get("BROKER_RECONNECT_ATTEMPTS")
+                + "&retryInterval=500"
                 // A call made while the client fails over waits for it, 30 s by default: a commit sent in that
                 // window held a producer half a minute after the backup was live.
                 + "&callTimeout=5000&callFailoverTimeout=5000";

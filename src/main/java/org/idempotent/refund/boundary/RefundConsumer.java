@@ -35,7 +35,11 @@ import org.idempotent.schema.boundary.SchemaMigration;
                     propertyValue = "${MPCONFIG=CONSUMER_WINDOW_BYTES}"),
             // Keep trying to connect while the broker is not (yet) reachable, instead of giving up after one try.
             @ActivationConfigProperty(propertyName = "setupAttempts", propertyValue = "-1"),
-            @ActivationConfigProperty(propertyName = "setupInterval", propertyValue = "2000")
+            @ActivationConfigProperty(propertyName = "setupInterval", propertyValue = "2000"),
+            // On a cluster of live brokers: spread the sessions over the live nodes again when one leaves or joins.
+            @ActivationConfigProperty(
+                    propertyName = "rebalanceConnections",
+                    propertyValue = "${MPCONFIG=CONSUMER_REBALANCE_CONNECTIONS}")
         })
 public class RefundConsumer implements MessageListener {
 
