@@ -33,6 +33,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
@@ -278,9 +279,12 @@ class ClusterSuiteIT {
     /**
      * The same messages drained by one node and one consumer, then by both and both, in one run on this machine. On
      * two cores this shows what the cluster costs, not how it scales (production-topology.md): printed, not asserted.
+     * Not in the build's run, whose time budget its node and consumer restarts would exceed: with
+     * {@code -Dcluster.throughput=true}.
      */
     @Test
     @Order(4)
+    @EnabledIfSystemProperty(named = "cluster.throughput", matches = "true")
     void throughputOfOneNodeAndOneConsumerBesideTwoAndTwo() throws Exception {
         BrokerNode second = cluster.node(1);
         Instance secondConsumer = consumers.get(1);
