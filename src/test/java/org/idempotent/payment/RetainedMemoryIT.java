@@ -30,6 +30,9 @@ class RetainedMemoryIT {
      */
     private static final long BOUND_PER_10000_EVENTS = 250;
 
+    private static final String THREAD_MAP = "[Ljava.lang.ThreadLocal$ThreadLocalMap$Entry;";
+    private static final String THREAD_MAP_ENTRY = "java.lang.ThreadLocal$ThreadLocalMap$Entry";
+
     @RegisterExtension
     static final RunningConsumer consumer = RunningConsumer.on("memory-it", "it.memory");
 
@@ -67,10 +70,28 @@ class RetainedMemoryIT {
     }
 
     private static List<String> grown(List<ClassHistogram.Growth> growth, long events) {
+        long newThreadMaps = growth.stream()
+                .filter(g -> g.className().equals(THREAD_MAP))
+                .mapToLong(ClassHistogram.Growth::instances)
+                .sum();
         return growth.stream()
-                .filter(g -> g.instances() * 10_000 > BOUND_PER_10000_EVENTS * events)
+                .filter(g -> countedGain(g, newThreadMaps) * 10_000 > BOUND_PER_10000_EVENTS * events)
                 .map(ClassHistogram.Growth::className)
                 .toList();
+    }
+
+    /**
+     * A class's gain, less what more live threads explain: pools that start threads on demand and end idle ones (the
+     * Artemis client's global pool ends those idle for 60 s) have more or fewer alive at a histogram by its moment,
+     * and each holds a thread-local map of its own. Seen in one clean-clone run: 20 more maps and 119 more entries in the second round
+     * (268 per 10,000 events). Up to a map's first capacity, 16 entries, is counted as its thread's. A thread-local
+     * set per event and never removed grows the entries in the threads that exist, and counts in full.
+     */
+    private static long countedGain(ClassHistogram.Growth growth, long newThreadMaps) {
+        if (growth.className().equals(THREAD_MAP_ENTRY)) {
+            return growth.instances() - 16 * Math.max(0, newThreadMaps);
+        }
+        return growth.instances();
     }
 
     private static MessageSet events(String name, int messages) {
