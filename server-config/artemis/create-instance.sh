@@ -171,8 +171,9 @@ if [ "$ha_role" != none ] || [ ${#cluster_peers[@]} -gt 0 ]; then
             # A clean stop (maintenance, a rolling upgrade) hands over too, not only a crash.
             echo "HAPolicyConfiguration.failoverOnServerShutdown=true"
         else
-            # A live node with no backup: a clean stop (scale-down, maintenance) first moves every message it holds
-            # to another live node, so none waits for its return. A crash cannot: its messages wait in its journal.
+            # A live node with no backup: a clean stop (scale-down, maintenance) first moves the messages it holds to
+            # another live node, so that they need not wait for its return. A crash cannot: its messages wait in its
+            # journal.
             echo "HAPolicyConfiguration=PRIMARY_ONLY"
             echo "HAPolicyConfiguration.scaleDownConfiguration.enabled=true"
             echo "HAPolicyConfiguration.scaleDownConfiguration.connectors=$(seq -s, -f 'node%g' 0 $((${#cluster_peers[@]} - 1)))"

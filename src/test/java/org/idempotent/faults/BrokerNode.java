@@ -69,7 +69,7 @@ final class BrokerNode {
 
     /** Returns once it is live, or waiting as the live one's backup. */
     void start() {
-        process = BrokerProcess.startPairMember(name, settings, instanceSettings, jmxPort, brokerProperties);
+        process = BrokerProcess.startMember(name, settings, instanceSettings, jmxPort, brokerProperties);
     }
 
     /** kill -9: no clean close of anything; a pair's file lock is released by the kernel. */

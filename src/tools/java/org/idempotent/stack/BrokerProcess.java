@@ -65,10 +65,11 @@ public final class BrokerProcess extends ChildProcess {
 
     /**
      * One broker of a primary/backup pair or of a cluster, instance {@code name} under the stack directory:
-     * {@code pairSettings} are create-instance.sh's (BROKER_HA_ROLE, BROKER_STORE, BROKER_CLUSTER_PEERS ...). Returns once it is live or, for a
-     * backup whose primary is live, once it has announced itself as the backup; with JMX on {@code jmxPort}.
+     * {@code pairSettings} are create-instance.sh's (BROKER_HA_ROLE, BROKER_STORE, BROKER_CLUSTER_PEERS ...).
+     * Returns once it is live or, for a backup whose primary is live, once it has announced itself as the backup;
+     * with JMX on {@code jmxPort}.
      */
-    public static BrokerProcess startPairMember(
+    public static BrokerProcess startMember(
             String name,
             Settings settings,
             Map<String, String> pairSettings,
