@@ -33,6 +33,7 @@ final class BrokerNode {
     private final int jmxPort = FreePort.find();
     private BrokerProcess process;
     private int faults;
+    private int cleanStops;
 
     BrokerNode(String name, Settings settings, Map<String, String> instanceSettings) {
         this(name, settings, instanceSettings, List.of());
@@ -81,6 +82,7 @@ final class BrokerNode {
     void stop() {
         if (process != null) {
             faults++;
+            cleanStops++;
             process.stop(Duration.ofSeconds(30));
         }
     }
@@ -88,6 +90,11 @@ final class BrokerNode {
     /** Kills and stops so far. */
     int faults() {
         return faults;
+    }
+
+    /** Clean stops so far: on a cluster with scale-down, each moved the node's messages to a peer. */
+    int cleanStops() {
+        return cleanStops;
     }
 
     boolean running() {

@@ -42,7 +42,8 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * brokers"). Producers with their own ledger send through the fault to either node and resend a batch whose commit
  * they did not see, to whichever node they reach next: each node's duplicate-ID cache knows only its own sends, so
  * only the dedup table can catch those. Each scenario ends with the fault suite's invariant over both nodes (every
- * event applied once, balances and dedup rows; announcements once and in order per account; every queue empty, the
+ * event applied once, balances and dedup rows; announcements once each and gap-free by sequence, and in order per
+ * account on every node that took no peer's messages by scale-down; every queue empty, the
  * store-and-forward queues too; nothing dead-lettered but the poison sent), and both nodes and both consumers did
  * work. Figures go to target/cluster-suite.txt; {@code -Dit.scale=5} sends five times as much.
  */

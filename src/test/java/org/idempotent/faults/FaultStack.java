@@ -7,10 +7,13 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 import javax.management.JMException;
 import org.idempotent.stack.BrokerProcess;
 import org.idempotent.stack.Build;
@@ -39,6 +42,7 @@ final class FaultStack implements AutoCloseable {
     private int brokerFaults;
     private int brokerFaultsChecked;
     private int startsChecked;
+    private final Map<BrokerNode, Integer> cleanStopsChecked = new HashMap<>();
     private long duplicatesChecked;
     private BrokerPair brokerPair;
     private BrokerCluster brokerCluster;
@@ -305,6 +309,30 @@ final class FaultStack implements AutoCloseable {
         boolean faulted = faults > brokerFaultsChecked;
         brokerFaultsChecked = faults;
         return faulted;
+    }
+
+    /**
+     * The ports of the running nodes of a cluster whose queues may have taken a peer's messages since the last call: a node stopped
+     * cleanly scales down, and its messages join the end of a peer's queue, behind what was sent there meanwhile.
+     */
+    Set<Integer> tookMovedMessagesSinceLastCheck() {
+        if (brokerCluster == null) {
+            return Set.of();
+        }
+        Set<BrokerNode> stopped = new HashSet<>();
+        for (BrokerNode node : brokerCluster.nodes()) {
+            Integer before = cleanStopsChecked.put(node, node.cleanStops());
+            if (node.cleanStops() > (before == null ? 0 : before)) {
+                stopped.add(node);
+            }
+        }
+        if (stopped.isEmpty()) {
+            return Set.of();
+        }
+        return brokerCluster.nodes().stream()
+                .filter(node -> node.running() && (stopped.size() > 1 || !stopped.contains(node)))
+                .map(BrokerNode::port)
+                .collect(Collectors.toSet());
     }
 
     /** Stopped and started again on its journal with other JVM options (e.g. system properties of broker.xml). */

@@ -202,7 +202,9 @@ final class Invariant {
         }
         long unsent = unsent(settings);
         // With every row marked sent (asserted below), every announcement was on a broker before the count.
-        List<List<AnnouncementSubscriber.Received>> announcedPerBroker = announcements(stack);
+        List<Settings> brokers = stack.brokersToRead();
+        Set<Integer> tookMovedMessages = stack.tookMovedMessagesSinceLastCheck();
+        List<List<AnnouncementSubscriber.Received>> announcedPerBroker = announcements(brokers);
         List<AnnouncementSubscriber.Received> announced = merged(announcedPerBroker);
 
         // What the ledger owes: every acknowledged event of the latest workload; a given-up one only if it was applied
@@ -307,10 +309,20 @@ final class Invariant {
         assertThat(AnnouncementSubscriber.violations(announced))
                 .as("what a subscriber relies on")
                 .isEmpty();
-        for (List<AnnouncementSubscriber.Received> onOneBroker : announcedPerBroker) {
-            assertThat(outOfOrder(onOneBroker))
-                    .as("announcements of one broker's queue out of order per account")
-                    .isEmpty();
+        for (int index = 0; index < brokers.size(); index++) {
+            // A peer's clean stop appends its queue to this one, behind later announcements sent here meanwhile: the
+            // merged check above holds such a queue to what a subscriber of a cluster relies on, order by sequence.
+            List<String> late = outOfOrder(announcedPerBroker.get(index));
+            if (tookMovedMessages.contains(brokers.get(index).getInt("BROKER_PORT"))) {
+                System.out.printf(
+                        "%s: %d announcements behind a later one of their account on the node that took a peer's"
+                                + " messages%n",
+                        scenario, late.size());
+            } else {
+                assertThat(late)
+                        .as("announcements of one broker's queue out of order per account")
+                        .isEmpty();
+            }
         }
         assertThat(announcedIds)
                 .as("announced: the events the ledger owes, no other")
@@ -437,10 +449,11 @@ final class Invariant {
      * takes one: a cluster node's queue left without a consumer would hand its messages to one that has (redistribution),
      * behind what that one held.
      */
-    private static List<List<AnnouncementSubscriber.Received>> announcements(FaultStack stack) throws JMSException {
+    private static List<List<AnnouncementSubscriber.Received>> announcements(List<Settings> brokers)
+            throws JMSException {
         List<AnnouncementSubscriber> subscribers = new ArrayList<>();
         try {
-            for (Settings broker : stack.brokersToRead()) {
+            for (Settings broker : brokers) {
                 subscribers.add(new AnnouncementSubscriber(broker));
             }
             List<Integer> counted = new ArrayList<>();
