@@ -39,13 +39,12 @@ import org.junit.jupiter.api.parallel.ResourceLock;
 /**
  * A cluster of two live Artemis nodes (create-instance.sh's BROKER_CLUSTER_PEERS, each its own journal, no backup)
  * and two Payara Micro consumers attached to both (src/site/markdown/production-topology.md, "A cluster of live
- * brokers"). Producers with their own ledger send through the fault to either node and resend a batch whose commit
- * they did not see, to whichever node they reach next: each node's duplicate-ID cache knows only its own sends, so
- * only the dedup table can catch those. Each scenario ends with the fault suite's invariant over both nodes (every
- * event applied once, balances and dedup rows; announcements once each and gap-free by sequence, and in order per
- * account on every node that took no peer's messages by scale-down; every queue empty, the
- * store-and-forward queues too; nothing dead-lettered but the poison sent), and both nodes and both consumers did
- * work. Figures go to target/cluster-suite.txt; {@code -Dit.scale=5} sends five times as much.
+ * brokers"). Producers with their own ledger, two starting on each node, send through the fault and resend a batch
+ * whose commit they did not see, to whichever node they reach next: each node's duplicate-ID cache knows only its own
+ * sends, so only the dedup table can catch those. Each scenario ends with the fault suite's invariant over both nodes
+ * (every event applied once, balances and dedup rows; announcements once each and gap-free by sequence, and in order
+ * per account on every node that took no peer's messages by scale-down; every queue empty, the store-and-forward
+ * queues too; nothing dead-lettered but the poison sent), and both nodes and both consumers did work. Figures go to target/cluster-suite.txt; {@code -Dit.scale=5} sends five times as much.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -323,11 +322,11 @@ class ClusterSuiteIT {
     /** A scenario's workload while its producers send it. */
     private record Running(MessageSet workload, ResendingProducers producers, long started) {}
 
-    /** Producers at 400 a second to either node, a third acknowledged and some of it applied when the fault comes. */
+    /** Producers at 400 a second, two starting on each node, a third acknowledged and some of it applied when the fault comes. */
     private Running runUntilAThirdIsSent(String name) {
         MessageSet workload = next(name);
         long started = System.nanoTime();
-        ResendingProducers producers = ResendingProducers.start(stack.settings(), workload, 4, 400);
+        ResendingProducers producers = ResendingProducers.startSpread(stack.settings(), workload, 4, 400);
         all = all == null ? workload : all.and(workload);
         await().atMost(DRAIN).until(() -> producers.reached(0.3));
         await().atMost(DRAIN)

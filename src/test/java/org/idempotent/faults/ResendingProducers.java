@@ -11,6 +11,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntFunction;
 import org.idempotent.loadgen.MessageSet;
 import org.idempotent.loadgen.MessageSet.Item;
 import org.idempotent.loadgen.PaymentProducer;
@@ -69,14 +70,16 @@ final class ResendingProducers {
     /** Nanoseconds between two batches of one producer: the pace that keeps them sending while the fault comes. */
     private final long batchInterval;
 
-    private ResendingProducers(Settings settings, List<Item> items, int threads, int perSecond) {
+    private ResendingProducers(
+            Settings settings, IntFunction<String> urlOfThread, List<Item> items, int threads, int perSecond) {
         total = items.size();
         batchInterval = Duration.ofSeconds(1).toNanos() * BATCH * threads / perSecond;
         ExecutorService producers = Executors.newFixedThreadPool(threads);
         CompletableFuture<?>[] shares = new CompletableFuture<?>[threads];
         for (int t = 0; t < threads; t++) {
             List<Item> share = items.subList(t * items.size() / threads, (t + 1) * items.size() / threads);
-            shares[t] = CompletableFuture.runAsync(() -> send(settings, share), producers);
+            String url = urlOfThread.apply(t);
+            shares[t] = CompletableFuture.runAsync(() -> send(settings, url, share), producers);
         }
         done = CompletableFuture.allOf(shares).whenComplete((ignored, failure) -> producers.shutdown());
     }
@@ -86,7 +89,17 @@ final class ResendingProducers {
      * all (slower while a fault holds them up, never faster to catch up).
      */
     static ResendingProducers start(Settings settings, MessageSet workload, int threads, int perSecond) {
-        return new ResendingProducers(settings, workload.items(), threads, perSecond);
+        return new ResendingProducers(settings, thread -> settings.brokerHaUrl(), workload.items(), threads, perSecond);
+    }
+
+    /**
+     * The same, every other thread starting on the other of the two brokers named (each goes on to the other when its
+     * own fails): on a cluster both nodes take sends from the first batch, as from producers that connect at random,
+     * without the one time in eight that all four start on one node.
+     */
+    static ResendingProducers startSpread(Settings settings, MessageSet workload, int threads, int perSecond) {
+        return new ResendingProducers(
+                settings, thread -> settings.brokerHaUrlListing(thread % 2 == 1), workload.items(), threads, perSecond);
     }
 
     /** Whether this fraction of the workload's messages has been acknowledged (or given up) so far. */
@@ -106,12 +119,13 @@ final class ResendingProducers {
                 Duration.ofNanos(longestInterruption.get()));
     }
 
-    private void send(Settings settings, List<Item> share) {
+    private void send(Settings settings, String url, List<Item> share) {
         PaymentProducer producer = null;
         try {
             long next = System.nanoTime();
             for (int from = 0; from < share.size(); from += BATCH) {
-                producer = sendBatch(settings, producer, share.subList(from, Math.min(share.size(), from + BATCH)));
+                producer =
+                        sendBatch(settings, url, producer, share.subList(from, Math.min(share.size(), from + BATCH)));
                 next = Math.max(next + batchInterval, System.nanoTime());
                 pause(Duration.ofNanos(next - System.nanoTime()));
             }
@@ -121,7 +135,7 @@ final class ResendingProducers {
     }
 
     /** Returns the producer to go on with (a fresh one after a failure). */
-    private PaymentProducer sendBatch(Settings settings, PaymentProducer producer, List<Item> batch) {
+    private PaymentProducer sendBatch(Settings settings, String url, PaymentProducer producer, List<Item> batch) {
         long started = System.nanoTime();
         long firstFailure = 0;
         Duration pause = FIRST_PAUSE;
@@ -129,7 +143,7 @@ final class ResendingProducers {
             boolean committing = false;
             try {
                 if (producer == null) {
-                    producer = new PaymentProducer(settings, settings.get("PAYMENTS_QUEUE"), true);
+                    producer = new PaymentProducer(settings, url, settings.get("PAYMENTS_QUEUE"), true);
                 }
                 for (Item item : batch) {
                     Traffic.send(settings, producer, item);

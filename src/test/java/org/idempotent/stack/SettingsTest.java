@@ -3,6 +3,8 @@ package org.idempotent.stack;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.List;
+import org.apache.activemq.artemis.jms.client.ActiveMQConnectionFactory;
 import org.junit.jupiter.api.Test;
 
 /** The launcher's and the tests' view of the configuration (server-config/configuration.properties). */
@@ -41,6 +43,25 @@ class SettingsTest {
         assertThat(Settings.fromEnvironment().jdbcUrl())
                 .endsWith("&sslmode=prefer&sslrootcert=%2Fetc%2Fssl%2Fcerts%2Fca-certificates.crt");
         assertThat(verified.jdbcUrl()).endsWith("&sslmode=verify-full&sslrootcert=%2Fetc%2Fpayments%2Fca+1.crt");
+    }
+
+    @Test
+    void aListingUrlStartsOnTheBrokerItNamesFirstAndGoesOnToTheOther() {
+        Settings pair = Settings.fromEnvironment()
+                .with("BROKER_HOST", "node-a")
+                .with("BROKER_PORT", "61001")
+                .with("BROKER_BACKUP_HOST", "node-b")
+                .with("BROKER_BACKUP_PORT", "61002");
+
+        try (ActiveMQConnectionFactory backupFirst = new ActiveMQConnectionFactory(pair.brokerHaUrlListing(true))) {
+            var locator = backupFirst.getServerLocator();
+            assertThat(locator.getStaticTransportConfigurations())
+                    .extracting(connector -> connector.getParams().get("host"))
+                    .containsExactly("node-b", "node-a");
+            assertThat(locator.getConnectionLoadBalancingPolicyClassName()).isEqualTo(ListedOrder.class.getName());
+        }
+        ListedOrder order = new ListedOrder();
+        assertThat(List.of(order.select(2), order.select(2), order.select(2))).containsExactly(0, 1, 0);
     }
 
     @Test

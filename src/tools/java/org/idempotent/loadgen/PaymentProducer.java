@@ -32,8 +32,13 @@ public final class PaymentProducer implements AutoCloseable {
 
     /** Transacted: messages are delivered at {@link #commit()}, in one synced broker write per batch. */
     public PaymentProducer(Settings settings, String queue, boolean transacted) throws JMSException {
+        this(settings, settings.brokerHaUrl(), queue, transacted);
+    }
+
+    /** To the brokers {@code url} names (one of {@link Settings}'s), as the producer role of {@code settings}. */
+    public PaymentProducer(Settings settings, String url, String queue, boolean transacted) throws JMSException {
         ActiveMQConnectionFactory factory = new ActiveMQConnectionFactory(
-                settings.brokerHaUrl(), settings.get("BROKER_PRODUCER_USER"), settings.get("BROKER_PRODUCER_PASSWORD"));
+                url, settings.get("BROKER_PRODUCER_USER"), settings.get("BROKER_PRODUCER_PASSWORD"));
         connection = factory.createConnection();
         session = connection.createSession(
                 transacted, transacted ? Session.SESSION_TRANSACTED : Session.AUTO_ACKNOWLEDGE);

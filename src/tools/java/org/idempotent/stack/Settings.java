@@ -129,11 +129,29 @@ public final class Settings {
      * cluster of live nodes not at all).
      */
     public String brokerHaUrl() {
+        return brokerHaUrl(brokerUrl(), backupUrl(), "");
+    }
+
+    /**
+     * The same, tried in the order listed ({@link ListedOrder}), BROKER_BACKUP first when {@code backupFirst}: a client
+     * starts on the broker named first while it answers, so producers can be spread over both nodes of a cluster.
+     */
+    public String brokerHaUrlListing(boolean backupFirst) {
+        String policy = "&connectionLoadBalancingPolicyClassName=" + ListedOrder.class.getName();
+        return backupFirst
+                ? brokerHaUrl(backupUrl(), brokerUrl(), policy)
+                : brokerHaUrl(brokerUrl(), backupUrl(), policy);
+    }
+
+    private String backupUrl() {
+        return "tcp://" + get("BROKER_BACKUP_HOST") + ":" + get("BROKER_BACKUP_PORT");
+    }
+
+    private String brokerHaUrl(String first, String second, String extra) {
         // The consumer's reconnect attempts: a pair's client waits for the backup to take over however long it takes;
         // a cluster's gives up on a dead node at once (the caller's new connection lands on a live one): reconnecting
         // to it for ever, a producer's close blocked until the node came back, two minutes later.
-        return "(tcp://" + get("BROKER_HOST") + ":" + get("BROKER_PORT") + ",tcp://" + get("BROKER_BACKUP_HOST") + ":"
-                + get("BROKER_BACKUP_PORT") + ")?ha=true&reconnectAttempts=" + get("BROKER_RECONNECT_ATTEMPTS")
+        return "(" + first + "," + second + ")?ha=true&reconnectAttempts=" + get("BROKER_RECONNECT_ATTEMPTS") + extra
                 + "&retryInterval=500"
                 // A call made while the client fails over waits for it, 30 s by default: a commit sent in that
                 // window held a producer half a minute after the backup was live.
