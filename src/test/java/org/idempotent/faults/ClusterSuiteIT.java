@@ -42,9 +42,11 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * brokers"). Producers with their own ledger, two starting on each node, send through the fault and resend a batch
  * whose commit they did not see, to whichever node they reach next: each node's duplicate-ID cache knows only its own
  * sends, so only the dedup table can catch those. Each scenario ends with the fault suite's invariant over both nodes
- * (every event applied once, balances and dedup rows; announcements once each and gap-free by sequence, and in order
- * per account on every node that took no peer's messages by scale-down; every queue empty, the store-and-forward
- * queues too; nothing dead-lettered but the poison sent), and both nodes and both consumers did work. Figures go to target/cluster-suite.txt; {@code -Dit.scale=5} sends five times as much.
+ * (every event applied once, balances and dedup rows; announcements once each and gap-free by sequence, a copy the
+ * relay sent again to the other node after a node's loss taken once; in order per account on each node, on a node that
+ * took a stopped peer's messages its own and the moved ones each in order;
+ * every queue empty, the store-and-forward queues too; nothing dead-lettered but the poison sent), and both nodes and
+ * both consumers did work. Figures go to target/cluster-suite.txt; {@code -Dit.scale=5} sends five times as much.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
@@ -269,10 +271,16 @@ class ClusterSuiteIT {
                 .untilAsserted(() -> assertThat(leaving.process().consumerCount(queue()))
                         .as("sessions on the node started again")
                         .isPositive());
-        MessageSet after = next("scale-up");
-        long started = System.nanoTime();
-        send(after);
-        Invariant.checkRunning("node back (scale-up)", stack, all, after, started, DRAIN);
+        // Spread like every scenario's producers: the node started again counts only what it acknowledges from now on.
+        Running back = runSpread("scale-up");
+        Invariant.checkRunning(
+                "node back (scale-up)",
+                stack,
+                all,
+                back.workload(),
+                back.producers().await(),
+                back.started(),
+                DRAIN);
         assertBothNodesAndBothConsumersWorked(acknowledgedBefore, appliedBefore);
     }
 
@@ -322,17 +330,25 @@ class ClusterSuiteIT {
     /** A scenario's workload while its producers send it. */
     private record Running(MessageSet workload, ResendingProducers producers, long started) {}
 
-    /** Producers at 400 a second, two starting on each node, a third acknowledged and some of it applied when the fault comes. */
+    /** {@link #runSpread}, until a third is acknowledged and some of it applied: when the fault comes. */
     private Running runUntilAThirdIsSent(String name) {
-        MessageSet workload = next(name);
-        long started = System.nanoTime();
-        ResendingProducers producers = ResendingProducers.startSpread(stack.settings(), workload, 4, 400);
-        all = all == null ? workload : all.and(workload);
+        Running run = runSpread(name);
+        MessageSet workload = run.workload();
+        ResendingProducers producers = run.producers();
         await().atMost(DRAIN).until(() -> producers.reached(0.3));
         await().atMost(DRAIN)
                 .ignoreExceptions()
                 .until(() -> Invariant.applied(stack.settings(), workload)
                         >= workload.distinct().size() / 10);
+        return run;
+    }
+
+    /** Producers at 400 a second, two starting on each node. */
+    private Running runSpread(String name) {
+        MessageSet workload = next(name);
+        long started = System.nanoTime();
+        ResendingProducers producers = ResendingProducers.startSpread(stack.settings(), workload, 4, 400);
+        all = all == null ? workload : all.and(workload);
         return new Running(workload, producers, started);
     }
 
@@ -357,10 +373,7 @@ class ClusterSuiteIT {
         all = all == null ? workload : all.and(workload);
     }
 
-    /**
-     * The node the producers have sent more to so far: each producer's client picks a node at random, and all of them
-     * may have picked the same one.
-     */
+    /** The node the producers have sent more to so far. */
     private BrokerNode busier() throws IOException, JMException {
         return cluster.node(0).process().messagesAdded(queue())
                         >= cluster.node(1).process().messagesAdded(queue())
