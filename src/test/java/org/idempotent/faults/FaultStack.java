@@ -280,10 +280,6 @@ final class FaultStack implements AutoCloseable {
     }
 
     /**
-     * Whether a broker was killed or stopped since the last call: only then can an acknowledged send have been lost by
-     * the broker rather than by a consumer.
-     */
-    /**
      * Whether an instance was started (again) since the last call: a JVM killed in between took the last milliseconds
      * of its counts with it.
      */
@@ -302,6 +298,10 @@ final class FaultStack implements AutoCloseable {
         return since;
     }
 
+    /**
+     * Whether a broker was killed or stopped since the last call: only then can an acknowledged send have been lost by
+     * the broker rather than by a consumer, or an announcement be on two nodes of a cluster.
+     */
     boolean brokerFaultedSinceLastCheck() {
         int faults = brokerPair != null
                 ? brokerPair.faults()
@@ -312,8 +312,9 @@ final class FaultStack implements AutoCloseable {
     }
 
     /**
-     * The ports of the running nodes of a cluster whose queues may have taken a peer's messages since the last call: a node stopped
-     * cleanly scales down, and its messages join the end of a peer's queue, behind what was sent there meanwhile.
+     * The ports of the running nodes of a cluster whose queues may have taken a peer's messages since the last call: a
+     * node stopped cleanly scales down, and its messages join the end of a peer's queue, behind what was sent there
+     * meanwhile.
      */
     Set<Integer> tookMovedMessagesSinceLastCheck() {
         if (brokerCluster == null) {
