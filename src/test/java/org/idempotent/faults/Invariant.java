@@ -317,8 +317,8 @@ final class Invariant {
                 .as("what a subscriber relies on")
                 .isEmpty();
         for (int index = 0; index < brokers.size(); index++) {
-            // A peer's clean stop appends its queue to this one, behind later announcements sent here meanwhile: the
-            // merged check above holds such a queue to what a subscriber of a cluster relies on, order by sequence.
+            // A peer's clean stop appends its queue to this one, behind later announcements sent here meanwhile: two
+            // in-order runs, which the merged check above holds together by sequence, as a cluster's subscriber does.
             List<String> late = outOfOrder(announcedPerBroker.get(index));
             if (tookMovedMessages.contains(brokers.get(index).getInt("BROKER_PORT"))) {
                 System.out.printf(
