@@ -44,9 +44,8 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * sends, so only the dedup table can catch those. Each scenario ends with the fault suite's invariant over both nodes
  * (every event applied once, balances and dedup rows; announcements once each and gap-free by sequence, a copy the
  * relay sent again to the other node after a node's loss taken once; in order per account on each node, on a node that
- * took a stopped peer's messages its own and the moved ones each in order;
- * every queue empty, the store-and-forward queues too; nothing dead-lettered but the poison sent), and both nodes and
- * both consumers did work. Figures go to target/cluster-suite.txt; {@code -Dit.scale=5} sends five times as much.
+ * took a stopped peer's messages its own and the moved ones each in order; every queue empty, the store-and-forward
+ * queues too; nothing dead-lettered but the poison sent), and both nodes and both consumers did work. Figures go to target/cluster-suite.txt; {@code -Dit.scale=5} sends five times as much.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
