@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 /**
  * Payara Micro with the Artemis RAR and a WAR, configured by server-config/post-boot-commands.asadmin from the
@@ -198,7 +199,7 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
                     "--port",
                     String.valueOf(httpPort),
                     "--addlibs",
-                    Build.POSTGRESQL_DRIVER.toString(),
+                    Build.serverLibraries().stream().map(Path::toString).collect(Collectors.joining(":")),
                     "--postbootcommandfile",
                     postBoot.toString(),
                     "--deploy",

@@ -1,7 +1,7 @@
 package org.idempotent.delivery.control;
 
-import org.eclipse.persistence.logging.JavaLog;
 import org.eclipse.persistence.logging.SessionLogEntry;
+import org.eclipse.persistence.logging.jul.JavaLog;
 
 /**
  * EclipseLink's log, less the stack trace it writes for every violation of the dedup key before the application sees
