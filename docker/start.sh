@@ -54,7 +54,7 @@ fi
 exec java -XX:MaxRAMPercentage="${MEM_MAX_RAM_PERCENTAGE:-75.0}" -Xss"${MEM_XSS:-512k}" ${JVM_ARGS:-} \
     -jar /opt/payara/payara-micro.jar \
     --nohazelcast \
-    --addlibs /opt/payara/libs/postgresql.jar \
+    --addlibs /opt/payara/libs/postgresql.jar:/opt/payara/libs/slf4j-api.jar:/opt/payara/libs/slf4j-jdk14.jar \
     --postbootcommandfile /opt/payara/config/post-boot-commands.asadmin \
     --deploy /opt/payara/deployments/payment-consumer.war \
     --systemproperties /tmp/tls.properties $https "$@"

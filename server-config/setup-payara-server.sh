@@ -1,14 +1,15 @@
 #!/bin/sh
-# Sets up a running Payara Server 6 domain for the payment consumer. The PostgreSQL database must exist (the script
+# Sets up a running Payara Server 7 domain for the payment consumer. The PostgreSQL database must exist (the script
 # checks, and stops before deploying if it cannot connect). Run it again at any time, also after a failure half-way:
 # it converges on the same domain (see src/site/markdown/deployment.md).
 #
-#   ASADMIN=/opt/payara6/bin/asadmin ADMIN_PORT=4848 DB_PASSWORD=... DB_OWNER_PASSWORD=... BROKER_PASSWORD=... \
+#   ASADMIN=/opt/payara7/bin/asadmin ADMIN_PORT=4848 DB_PASSWORD=... DB_OWNER_PASSWORD=... BROKER_PASSWORD=... \
 #   ADMIN_PASSWORD=... \
-#   POSTGRESQL_JAR=target/runtime/postgresql.jar ARTEMIS_RAR=target/runtime/artemis-ra.rar \
-#   WAR=target/payment-consumer.war server-config/setup-payara-server.sh
+#   POSTGRESQL_JAR=target/runtime/postgresql.jar SLF4J_JARS="target/runtime/slf4j-api.jar target/runtime/slf4j-jdk14.jar" \
+#   ARTEMIS_RAR=target/runtime/artemis-ra.rar WAR=target/payment-consumer.war server-config/setup-payara-server.sh
 #
-# It runs, in asadmin sessions: the PostgreSQL driver as a common library; the database and broker passwords as
+# It runs, in asadmin sessions: the PostgreSQL driver and SLF4J (the resource adapter logs through it, to the server
+# log) as common libraries; the database and broker passwords as
 # password aliases (payments-db-password, payments-db-owner-password, payments-broker-password), so that no password is stored in domain.xml;
 # then the resources of post-boot-commands.asadmin (the same file Payara Micro boots with; its ${ENV=NAME:default}
 # values are taken from this environment, the passwords replaced by ${ALIAS=...}); a ping of the JDBC pool; and
@@ -30,6 +31,7 @@ set -eu
 : "${BROKER_PASSWORD:?set BROKER_PASSWORD}"
 : "${ADMIN_PASSWORD:?set ADMIN_PASSWORD, the password of the admin API user}"
 : "${POSTGRESQL_JAR:?set POSTGRESQL_JAR to the PostgreSQL JDBC driver jar}"
+: "${SLF4J_JARS:?set SLF4J_JARS to slf4j-api.jar and slf4j-jdk14.jar (target/runtime), which the resource adapter logs through}"
 : "${ARTEMIS_RAR:?set ARTEMIS_RAR to artemis-ra.rar (built by mvn package)}"
 : "${WAR:?set WAR to payment-consumer.war}"
 ADMIN_HOST=${ADMIN_HOST:-localhost}
@@ -115,7 +117,9 @@ unless() {
         "update-password-alias --passwordfile $work/broker-password payments-broker-password"
     unless list-password-aliases payments-broker-password \
         "create-password-alias --passwordfile $work/broker-password payments-broker-password"
-    unless list-libraries "$(basename "$POSTGRESQL_JAR")" "add-library --type common $POSTGRESQL_JAR"
+    for library in $POSTGRESQL_JAR $SLF4J_JARS; do
+        unless list-libraries "$(basename "$library")" "add-library --type common $library"
+    done
     when list-applications payment-consumer "undeploy --target $scope payment-consumer"
     if [ "$scope" = domain ]; then
         # A domain set up on the DAS before: its references would keep the resources from being deleted domain-wide.

@@ -77,7 +77,11 @@ class DockerFilesIT {
         stages.values()
                 .forEach(stage -> assertThat(stage.image()).as(stage.name()).matches(PINNED));
         assertThat(stages.get("broker").image()).isEqualTo("apache/activemq-artemis:" + brokerVersion());
-        assertThat(stages.get("").image()).startsWith("payara/micro:6.");
+        // The consumer runs the Payara Micro the build tests, on a JDK of the 7 line's floor or newer; so does the
+        // build.
+        assertThat(stages.get("").image())
+                .matches("payara/micro:" + Pattern.quote(pomProperty("payara.version")) + "-jdk(2[1-9]|[3-9]\\d)");
+        assertThat(stages.get("build").image()).matches("maven:[\\d.]+-eclipse-temurin-(2[1-9]|[3-9]\\d)");
         assertThat(stages.get("database-setup").image())
                 .isEqualTo(service("postgres").get("image"));
         assertThat(String.join("\n", stages.get("build").instructions())).contains("mvn", "package");
@@ -448,10 +452,15 @@ class DockerFilesIT {
     }
 
     private static String brokerVersion() throws IOException {
-        Matcher m = Pattern.compile("<artemis.broker.version>([^<]+)</artemis.broker.version>")
+        String version = pomProperty("artemis.broker.version");
+        assertThat(Build.artemisHome().getFileName().toString()).isEqualTo("apache-artemis-" + version);
+        return version;
+    }
+
+    private static String pomProperty(String name) throws IOException {
+        Matcher m = Pattern.compile("<" + Pattern.quote(name) + ">([^<]+)</" + Pattern.quote(name) + ">")
                 .matcher(Files.readString(Path.of("pom.xml")));
-        assertThat(m.find()).isTrue();
-        assertThat(Build.artemisHome().getFileName().toString()).isEqualTo("apache-artemis-" + m.group(1));
+        assertThat(m.find()).as(name).isTrue();
         return m.group(1);
     }
 

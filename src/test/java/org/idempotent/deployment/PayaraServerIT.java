@@ -144,7 +144,7 @@ class PayaraServerIT {
 
         guide.run(1, shell);
         guide.run(2, shell);
-        domain = PayaraServerDomain.adopt(GUIDE.resolve("opt").resolve("payara6"), portBase);
+        domain = PayaraServerDomain.adopt(GUIDE.resolve("opt").resolve("payara7"), portBase);
         server = path -> URI.create("http://localhost:" + domain.httpPort() + path);
         // The admin console is deployed on its first request and takes tens of seconds: asked now, it loads while the
         // setups run, and the console check at the end finds it ready.

@@ -21,6 +21,7 @@ import org.idempotent.schema.boundary.SchemaMigration;
 import org.idempotent.stack.Build;
 import org.idempotent.stack.ChildProcess;
 import org.idempotent.stack.PayaraMicroProcess;
+import org.idempotent.stack.ServerRuntime;
 import org.idempotent.stack.Settings;
 import org.jboss.shrinkwrap.api.ShrinkWrap;
 import org.jboss.shrinkwrap.api.asset.StringAsset;
@@ -44,33 +45,43 @@ final class ContainerRuns {
     private static final String OUTBOX_MIGRATION = "WEB-INF/classes/db/migration/V6__payment_announcements.sql";
 
     /**
-     * Payara's JVM options for a run: a different java binary as {@code java:PATH}, {@code cds} for the run's
+     * Payara's JVM options for a run: a different java binary as {@code java:PATH}, another build's Payara Micro, adapter
+     * and server libraries as {@code runtime:DIR} (its {@code target/runtime}), {@code cds} for the run's
      * class-data-sharing archive of Payara Micro (written by the unmeasured start), Payara Micro's own options as
      * {@code micro:--option}, the rest as they are.
      */
-    record Jvm(Path java, boolean sharing, List<String> micro, List<String> options) {
+    record Jvm(Path java, ServerRuntime runtime, boolean sharing, List<String> micro, List<String> options) {
 
         static final String SHARING = "cds";
 
         static final String MICRO = "micro:";
 
+        static final String RUNTIME = "runtime:";
+
         static Jvm of(List<String> tokens) {
-            Path java = tokens.stream()
-                    .filter(option -> option.startsWith("java:"))
-                    .map(option -> Path.of(option.substring(5)))
-                    .findFirst()
-                    .orElse(null);
             return new Jvm(
-                    java,
+                    valueOf(tokens, "java:").map(Path::of).orElse(null),
+                    valueOf(tokens, RUNTIME)
+                            .map(dir -> new ServerRuntime(Path.of(dir)))
+                            .orElse(null),
                     tokens.contains(SHARING),
                     tokens.stream()
                             .filter(option -> option.startsWith(MICRO))
                             .map(option -> option.substring(MICRO.length()))
                             .toList(),
                     tokens.stream()
-                            .filter(option ->
-                                    !option.startsWith("java:") && !option.equals(SHARING) && !option.startsWith(MICRO))
+                            .filter(option -> !option.startsWith("java:")
+                                    && !option.startsWith(RUNTIME)
+                                    && !option.equals(SHARING)
+                                    && !option.startsWith(MICRO))
                             .toList());
+        }
+
+        private static Optional<String> valueOf(List<String> tokens, String prefix) {
+            return tokens.stream()
+                    .filter(option -> option.startsWith(prefix))
+                    .map(option -> option.substring(prefix.length()))
+                    .findFirst();
         }
 
         /** The value a {@code -DKEY=value} option gives a setting, if one does. */
@@ -87,12 +98,21 @@ final class ContainerRuns {
             all.addAll(added.options());
             List<String> allMicro = new ArrayList<>(micro);
             allMicro.addAll(added.micro());
-            return new Jvm(added.java() == null ? java : added.java(), sharing || added.sharing(), allMicro, all);
+            return new Jvm(
+                    added.java() == null ? java : added.java(),
+                    added.runtime() == null ? runtime : added.runtime(),
+                    sharing || added.sharing(),
+                    allMicro,
+                    all);
         }
 
         PayaraMicroProcess start(String name, Settings settings, Path war) {
-            if (java != null && (sharing || !micro.isEmpty())) {
-                throw new IllegalArgumentException("cds and micro: are for this JDK's Payara runs, not java:" + java);
+            if ((java != null || runtime != null) && (sharing || !micro.isEmpty())) {
+                throw new IllegalArgumentException(
+                        "cds and micro: are for this build's Payara runs on this JDK, not java: or runtime:");
+            }
+            if (runtime != null) {
+                return PayaraMicroProcess.start(name, settings, war, runtime, java, options);
             }
             return java == null
                     ? PayaraMicroProcess.start(name, settings, war, options, sharing, micro)

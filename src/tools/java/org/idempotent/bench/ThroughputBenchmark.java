@@ -59,7 +59,8 @@ public final class ThroughputBenchmark {
     static final String FRESH_BROKER = "product, fresh broker";
     /**
      * Prefix of the --compare variants' names. Their options are Payara's JVM options, but java:PATH runs it on that
-     * java binary, war:PATH deploys that WAR (the product as it was before a change, say).
+     * java binary, war:PATH deploys that WAR (the product as it was before a change, say), runtime:DIR runs the Payara
+     * Micro, adapter and server libraries of another build's target/runtime (the product on the server it had before).
      */
     static final String COMPARED = "compared: ";
     /** In a --compare variant's options: tracing on, every trace recorded and exported over OTLP/HTTP. */
@@ -86,7 +87,7 @@ public final class ThroughputBenchmark {
 
     private static final String USAGE = "--messages N --duplicates F --accounts N --seed N --concurrency 1,2,4,8,16"
             + " --big-rows N --skip-big --only db,container,bare,camel,no-stats,dedup-off,outbox-off,latency,fresh-broker,big"
-            + " --heaps 256m,512m --compare \"label=-XX:... java:/path/bin/java war:/path.war cds traced micro:--option|label=...\""
+            + " --heaps 256m,512m --compare \"label=-XX:... java:/path/bin/java war:/path.war runtime:/other/target/runtime cds traced micro:--option|label=...\""
             + " --jfr N --ids v4|v7 (the event IDs of the message set: random, or time-ordered RFC 9562 v7; v4)"
             + " --payara-jvm \"-XX:... -XX:...\" --paced-warmup PASSES --latency-of label,label (compared variants)"
             + " --repeat ROUNDS (of the product, dedup off, outbox off and the compared variants; medians)"

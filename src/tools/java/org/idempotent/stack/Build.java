@@ -12,17 +12,12 @@ public final class Build {
 
     public static final Path RUNTIME_DIR = Path.of("target", "runtime").toAbsolutePath();
     public static final Path WAR = Path.of("target", "payment-consumer.war").toAbsolutePath();
-    public static final Path RAR = RUNTIME_DIR.resolve("artemis-ra.rar");
-    public static final Path PAYARA_MICRO = RUNTIME_DIR.resolve("payara-micro.jar");
-    public static final Path POSTGRESQL_DRIVER = RUNTIME_DIR.resolve("postgresql.jar");
-    /** SLF4J, through which Artemis logs, bound to java.util.logging: server libraries, never inside the RAR. */
-    public static final List<Path> SLF4J =
-            List.of(RUNTIME_DIR.resolve("slf4j-api.jar"), RUNTIME_DIR.resolve("slf4j-jdk14.jar"));
+    /** This build's Payara Micro, resource adapter and server libraries. */
+    public static final ServerRuntime RUNTIME = new ServerRuntime(RUNTIME_DIR);
 
-    /** What the server's class path takes beside its own: the JDBC driver and SLF4J. */
-    public static List<Path> serverLibraries() {
-        return Stream.concat(Stream.of(POSTGRESQL_DRIVER), SLF4J.stream()).toList();
-    }
+    public static final Path RAR = RUNTIME.rar();
+    public static final Path PAYARA_MICRO = RUNTIME.payaraMicro();
+    public static final Path POSTGRESQL_DRIVER = RUNTIME_DIR.resolve("postgresql.jar");
     /** The broker plugins' jars, for a broker instance's lib/ (create-instance.sh copies them). */
     public static final Path BROKER_PLUGINS = RUNTIME_DIR.resolve("broker-plugins");
 

@@ -16,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.function.Supplier;
-import java.util.stream.Collectors;
 
 /**
  * Payara Micro with the Artemis RAR and a WAR, configured by server-config/post-boot-commands.asadmin from the
@@ -90,9 +89,18 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             List<String> extraCommands,
             List<String> jvmOptions,
             Supplier<ClassDataArchive> archive) {
-        Supplier<PayaraMicroProcess> attempt =
-                () -> start(name, settings, war, false, extraCommands, null, jvmOptions, archive.get(), List.of())
-                        .awaitReady(READY_TIMEOUT);
+        Supplier<PayaraMicroProcess> attempt = () -> start(
+                        name,
+                        settings,
+                        war,
+                        Build.RUNTIME,
+                        false,
+                        extraCommands,
+                        null,
+                        jvmOptions,
+                        archive.get(),
+                        List.of())
+                .awaitReady(READY_TIMEOUT);
         try {
             return attempt.get();
         } catch (DeploymentFailed | BootFailed once) {
@@ -129,6 +137,7 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
                 name,
                 settings,
                 war,
+                Build.RUNTIME,
                 showOutput,
                 List.of(),
                 null,
@@ -141,7 +150,17 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
     public static PayaraMicroProcess start(
             String name, Settings settings, Path war, boolean showOutput, Path java, List<String> jvmOptions) {
         ClassDataArchive archive = java == null ? ClassDataArchive.next(war) : ClassDataArchive.none();
-        return start(name, settings, war, showOutput, List.of(), java, jvmOptions, archive, List.of());
+        return start(name, settings, war, Build.RUNTIME, showOutput, List.of(), java, jvmOptions, archive, List.of());
+    }
+
+    /**
+     * Another build's Payara Micro, adapter and server libraries ({@code runtime}), on a {@code java} binary (null: this
+     * JVM's), for a benchmark's side-by-side run of the product before a change; no class-data-sharing archive.
+     */
+    public static PayaraMicroProcess start(
+            String name, Settings settings, Path war, ServerRuntime runtime, Path java, List<String> jvmOptions) {
+        return start(
+                name, settings, war, runtime, false, List.of(), java, jvmOptions, ClassDataArchive.none(), List.of());
     }
 
     /**
@@ -158,13 +177,14 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             boolean sharing,
             List<String> microOptions) {
         ClassDataArchive archive = ClassDataArchive.next(sharing, war);
-        return start(name, settings, war, false, List.of(), null, jvmOptions, archive, microOptions);
+        return start(name, settings, war, Build.RUNTIME, false, List.of(), null, jvmOptions, archive, microOptions);
     }
 
     private static PayaraMicroProcess start(
             String name,
             Settings settings,
             Path war,
+            ServerRuntime runtime,
             boolean showOutput,
             List<String> extraCommands,
             Path java,
@@ -189,17 +209,19 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             command.add("-XX:+UseParallelGC");
             // Payara Micro unpacks itself into java.io.tmpdir: one directory per instance, inside the stack dir.
             command.add("-Djava.io.tmpdir=" + work);
+            // A JVM crash report lands beside the instance's log, not in the directory Maven runs from.
+            command.add("-XX:ErrorFile=" + work.resolve("hs_err_pid%p.log"));
             command.addAll(jvmOptions);
             command.addAll(extraJvmOptions());
             command.addAll(archive.options());
             command.addAll(List.of(
                     "-jar",
-                    Build.PAYARA_MICRO.toString(),
+                    runtime.payaraMicro().toString(),
                     microOptions.contains(CLUSTERING_OFF) ? CLUSTERING_OFF : NO_HAZELCAST,
                     "--port",
                     String.valueOf(httpPort),
                     "--addlibs",
-                    Build.serverLibraries().stream().map(Path::toString).collect(Collectors.joining(":")),
+                    runtime.addLibs(),
                     "--postbootcommandfile",
                     postBoot.toString(),
                     "--deploy",
@@ -214,7 +236,7 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             // Only what differs from the defaults: those live in the post-boot file and the WAR, and a value an
             // administrator sets on the server (domain config) must not be shadowed by an environment variable.
             Map<String, String> environment = new HashMap<>(settings.changedFromDefaults());
-            environment.put("ARTEMIS_RAR", Build.RAR.toString());
+            environment.put("ARTEMIS_RAR", runtime.rar().toString());
             // The launcher runs with the development passwords: say so, or readiness stays DOWN for them.
             environment.put("PAYMENTS_DEVELOPMENT", settings.get("PAYMENTS_DEVELOPMENT"));
             environment.put(
