@@ -49,7 +49,7 @@ class OversizedMessagesIT {
 
     private static final int FLUSH_TEXT_CHARACTERS = 60_000;
     /** A generation's line in jcmd's GC.heap_info: "PSYoungGen total 76288K, used 1234K [...". */
-    private static final Pattern USED = Pattern.compile("(?m)^ \\S+Gen\\s+total \\d+K, used (\\d+)K");
+    private static final Pattern USED = Pattern.compile("(?m)^ ?\\S+Gen\\s+total \\d+K, used (\\d+)K");
 
     private static final Path JCMD = Path.of(System.getProperty("java.home"), "bin", "jcmd");
 
