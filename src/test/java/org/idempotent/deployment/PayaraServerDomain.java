@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 import org.idempotent.stack.Build;
 import org.idempotent.stack.ChildProcess;
 import org.idempotent.stack.Commands;
@@ -140,6 +141,8 @@ final class PayaraServerDomain implements AutoCloseable {
         environment.put("ASADMIN", asadmin.toString());
         environment.put("ADMIN_PORT", String.valueOf(adminPort()));
         environment.put("POSTGRESQL_JAR", Build.POSTGRESQL_DRIVER.toString());
+        environment.put(
+                "SLF4J_JARS", Build.RUNTIME.slf4j().stream().map(Path::toString).collect(Collectors.joining(" ")));
         environment.put("ARTEMIS_RAR", Build.RAR.toString());
         environment.put("WAR", Build.WAR.toString());
         // asadmin's own JVMs, one per call or session, as the other JVMs of the tests.

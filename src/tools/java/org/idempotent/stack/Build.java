@@ -17,7 +17,7 @@ public final class Build {
 
     public static final Path RAR = RUNTIME.rar();
     public static final Path PAYARA_MICRO = RUNTIME.payaraMicro();
-    public static final Path POSTGRESQL_DRIVER = RUNTIME_DIR.resolve("postgresql.jar");
+    public static final Path POSTGRESQL_DRIVER = RUNTIME.postgresqlDriver();
     /** The broker plugins' jars, for a broker instance's lib/ (create-instance.sh copies them). */
     public static final Path BROKER_PLUGINS = RUNTIME_DIR.resolve("broker-plugins");
 
