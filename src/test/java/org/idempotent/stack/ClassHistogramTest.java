@@ -49,6 +49,19 @@ class ClassHistogramTest {
     }
 
     @Test
+    void theCollectorsFillerInDeadSpaceIsNoLiveObject() {
+        ClassHistogram withFiller = ClassHistogram.parse("""
+                   1:        123456        7890123  [B (java.base@25.0.3)
+                   2:           184         205648  [Ljdk.internal.vm.FillerElement; (java.base@25.0.3)
+                   3:             3             48  jdk.internal.vm.FillerObject (java.base@25.0.3)
+                """);
+
+        assertThat(withFiller.growthTo(ClassHistogram.parse("   1:        123456        7890123  [B\n")))
+                .containsExactly(new ClassHistogram.Growth("[B", 0, 0));
+        assertThat(withFiller.bytes()).isEqualTo(7_890_123);
+    }
+
+    @Test
     void outputWithoutRowsIsRefused() {
         assertThatThrownBy(() -> ClassHistogram.parse("12242:\nNo such process\n"))
                 .isInstanceOf(IllegalArgumentException.class)

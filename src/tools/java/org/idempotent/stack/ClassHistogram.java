@@ -31,6 +31,12 @@ public record ClassHistogram(Map<String, Count> classes) {
     // "   1:        123456       7890123  java.lang.String (java.base@17.0.15)"
     private static final Pattern ROW = Pattern.compile("(?m)^\\s*\\d+:\\s+(\\d+)\\s+(\\d+)\\s+(\\S+)");
 
+    /**
+     * The objects a JDK 21+ collector writes into dead space to keep the heap walkable (jdk.internal.vm.FillerObject,
+     * arrays of FillerElement): no object of the application's, and as many as the last collection left gaps.
+     */
+    private static final Pattern FILLER = Pattern.compile("\\[*L?jdk\\.internal\\.vm\\.Filler(Object|Element);?");
+
     public ClassHistogram {
         classes = Map.copyOf(classes);
     }
@@ -62,6 +68,9 @@ public record ClassHistogram(Map<String, Count> classes) {
         Map<String, Count> classes = new HashMap<>();
         Matcher row = ROW.matcher(output);
         while (row.find()) {
+            if (FILLER.matcher(row.group(3)).matches()) {
+                continue;
+            }
             // A class loaded by two loaders has two rows of one name: one class here.
             classes.merge(
                     row.group(3),
