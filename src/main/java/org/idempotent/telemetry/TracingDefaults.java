@@ -18,6 +18,8 @@ import org.eclipse.microprofile.config.spi.ConfigSource;
  */
 public class TracingDefaults implements ConfigSource {
 
+    static final String TRACES_EXPORTER = "otel.traces.exporter";
+
     /** Where an exporter is told to send; the environment's OTEL_EXPORTER_OTLP_ENDPOINT among them. */
     static final List<String> ENDPOINTS = List.of("otel.exporter.otlp.endpoint", "otel.exporter.otlp.traces.endpoint");
 
@@ -36,7 +38,8 @@ public class TracingDefaults implements ConfigSource {
     /** The defaults given the other sources: none unless one of them names an endpoint, and none that one sets. */
     Map<String, String> defaults(Iterable<ConfigSource> sources) {
         boolean endpoint = false;
-        Map<String, String> defaults = new HashMap<>(Map.of(Tracing.DISABLED, "false"));
+        // Payara 7 builds the SDK with each signal's exporter "none" unless a source names one: spans go over OTLP.
+        Map<String, String> defaults = new HashMap<>(Map.of(Tracing.DISABLED, "false", TRACES_EXPORTER, "otlp"));
         for (ConfigSource source : sources) {
             if (source == this || source instanceof TracingDefaults) {
                 continue;

@@ -23,9 +23,9 @@ class TracingDefaultsTest {
         assertThat(defaults.defaults(List.of(
                         source(Map.of("otel.service.name", "payment-consumer")),
                         source(Map.of("otel.exporter.otlp.endpoint", "http://collector:4318")))))
-                .containsExactly(Map.entry("otel.sdk.disabled", "false"));
+                .containsOnly(Map.entry("otel.sdk.disabled", "false"), Map.entry("otel.traces.exporter", "otlp"));
         assertThat(defaults.defaults(List.of(source(Map.of("otel.exporter.otlp.traces.endpoint", "http://c:4318")))))
-                .containsExactly(Map.entry("otel.sdk.disabled", "false"));
+                .containsOnly(Map.entry("otel.sdk.disabled", "false"), Map.entry("otel.traces.exporter", "otlp"));
     }
 
     @Test
@@ -39,7 +39,10 @@ class TracingDefaultsTest {
     void theSwitchSetElsewhereIsLeftToThatSource() {
         assertThat(defaults.defaults(List.of(source(
                         Map.of("otel.exporter.otlp.endpoint", "http://collector:4318", "otel.sdk.disabled", "true")))))
-                .isEmpty();
+                .containsOnly(Map.entry("otel.traces.exporter", "otlp"));
+        assertThat(defaults.defaults(List.of(source(Map.of(
+                        "otel.exporter.otlp.endpoint", "http://collector:4318", "otel.traces.exporter", "console")))))
+                .containsOnly(Map.entry("otel.sdk.disabled", "false"));
     }
 
     @Test
