@@ -13,8 +13,8 @@ import org.eclipse.microprofile.config.spi.ConfigSource;
  * the server's configuration (post-boot-commands.asadmin). Below every other source, so {@code otel.sdk.disabled} set
  * anywhere else wins ({@code OTEL_SDK_DISABLED=true} keeps tracing off with an endpoint set).
  *
- * <p>Given only when no other source gives it, rather than outranked: Payara (seen on 6.2025.10) collects the {@code otel.*} names of
- * every source into one map and refuses to deploy an application whose name two sources give.
+ * <p>Given only when no other source gives it, rather than outranked: Payara (seen on 6.2025.10) collects the
+ * {@code otel.*} names of every source into one map and refuses to deploy an application whose name two sources give.
  */
 public class TracingDefaults implements ConfigSource {
 
