@@ -51,7 +51,9 @@ if [ -n "${ADMIN_TLS_KEYSTORE:-}" ]; then
         "$ADMIN_TLS_KEYSTORE" "$ADMIN_TLS_KEYSTORE_PASSWORD" >> /tmp/tls.properties
     https="--sslport 8181 --sslcert payments-admin"
 fi
-exec java -XX:MaxRAMPercentage="${MEM_MAX_RAM_PERCENTAGE:-75.0}" -Xss"${MEM_XSS:-512k}" ${JVM_ARGS:-} \
+# One thread for Payara's own start: HK2's parallel start of its services can deadlock, and the JVM then hangs for
+# good before it serves anything (PayaraMicroProcess.SERIAL_STARTUP says how it was measured).
+exec java -Dorg.glassfish.startupThreadPolicy=USE_NO_THREADS -XX:MaxRAMPercentage="${MEM_MAX_RAM_PERCENTAGE:-75.0}" -Xss"${MEM_XSS:-512k}" ${JVM_ARGS:-} \
     -jar /opt/payara/payara-micro.jar \
     --nohazelcast \
     --addlibs /opt/payara/libs/postgresql.jar:/opt/payara/libs/slf4j-api.jar:/opt/payara/libs/slf4j-jdk14.jar \

@@ -18,6 +18,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.idempotent.fixtures.PrometheusServer;
 import org.idempotent.stack.Build;
+import org.idempotent.stack.PayaraMicroProcess;
 import org.idempotent.stack.Settings;
 import org.junit.jupiter.api.Test;
 import org.yaml.snakeyaml.Yaml;
@@ -137,7 +138,8 @@ class DockerFilesIT {
         assertThat(start).startsWith("#!/bin/sh\n").doesNotContain("[[", "${!", "local ", "bash");
         assertThat(start)
                 .contains("-XX:MaxRAMPercentage=\"${MEM_MAX_RAM_PERCENTAGE", "-Xss\"${MEM_XSS")
-                .contains("exec java");
+                .contains("exec java")
+                .contains(PayaraMicroProcess.SERIAL_STARTUP);
         assertThat(instructions).contains("-XX:+ExitOnOutOfMemoryError");
         assertThat(Files.readString(Path.of("server-config", "artemis", "create-instance.sh")))
                 .contains("-XX:+ExitOnOutOfMemoryError");

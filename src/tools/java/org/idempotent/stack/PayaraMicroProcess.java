@@ -56,6 +56,20 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
     private static final String DEPLOYMENT_FAILED = "Exception while loading the app";
     /** What Payara Micro logs when its own start failed, before any deployment. */
     private static final String SERVER_FAILED = "Server failed to start";
+    /**
+     * Payara 7 starts its services on four threads by default, and HK2 can deadlock in that: one thread holds the
+     * service locator's read lock while it waits for a descriptor another thread reifies, which waits for the read
+     * lock behind a queued writer (1 boot in 74 here, two booting at once; none in 197 with this, whose start took
+     * 4.1 s against 3.9, medians). docker/start.sh passes the same.
+     */
+    public static final String SERIAL_STARTUP = "-Dorg.glassfish.startupThreadPolicy=USE_NO_THREADS";
+    /** What Payara Micro logs once its own start is done, before the post-boot commands and the deployments. */
+    private static final String SERVER_STARTED = "startup time :";
+    /**
+     * How long Payara Micro's own start may take (10 to 30 s on a busy 2-core machine): Payara Micro 7.2026.11 once
+     * hung in it for good, its HK2 run-level threads each waiting for the service locator's lock.
+     */
+    private static final Duration BOOT_HANG = Duration.ofSeconds(90);
 
     /**
      * Starts an instance and returns it once ready (see {@link #awaitReady}); one that is not ready within {@link
@@ -108,7 +122,8 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             // NullPointerException in NamingResources.addEnvironment, in a clean-clone run of 11005bb as of later
             // commits), after which it serves without it, or the server itself (a ConcurrentModificationException in
             // HK2's run-level services, "Server failed to start", in a clean-clone run of 78d812b), after which it
-            // exits. A second failure in a row is the test's.
+            // exits; Payara Micro 7.2026.11 once hung in that start (a clean-clone run of 50580f1). A second failure
+            // in a row is the test's.
             System.err.printf(
                     "%s: Payara Micro failed at boot, starting it once more (%s)%n",
                     name, once.getMessage().lines().findFirst().orElse(""));
@@ -123,7 +138,7 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
         }
     }
 
-    /** Payara Micro exited during its own start, before the WAR: "Server failed to start". */
+    /** Payara Micro exited or hung during its own start, before the WAR: "Server failed to start". */
     public static final class BootFailed extends IllegalStateException {
         BootFailed(String message) {
             super(message);
@@ -207,6 +222,7 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             command.add("-Xmx768m");
             // Measured with mvn -Pbench on 2 cores: 8-10 % less CPU per message than G1, 5-9 % more messages/s.
             command.add("-XX:+UseParallelGC");
+            command.add(SERIAL_STARTUP);
             // Payara Micro unpacks itself into java.io.tmpdir: one directory per instance, inside the stack dir.
             command.add("-Djava.io.tmpdir=" + work);
             // A JVM crash report lands beside the instance's log, not in the directory Maven runs from.
@@ -345,6 +361,17 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             if (await(Duration.ZERO) && logSinceStart().contains(SERVER_FAILED)) {
                 throw new BootFailed(
                         name() + " exited at boot: " + SERVER_FAILED + " (see " + log() + "); " + logExcerpt(20));
+            }
+            Instant started = ProcessHandle.of(pid())
+                    .flatMap(handle -> handle.info().startInstant())
+                    .orElseGet(Instant::now);
+            if (Instant.now().isAfter(started.plus(BOOT_HANG))
+                    && !logSinceStart().contains(SERVER_STARTED)) {
+                threadDump();
+                String excerpt = logExcerpt(20);
+                stop(Duration.ofSeconds(30));
+                throw new BootFailed(name() + " hung in its own start: no '" + SERVER_STARTED + "' within " + BOOT_HANG
+                        + " (see " + log() + ", which ends with a thread dump); " + excerpt);
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
