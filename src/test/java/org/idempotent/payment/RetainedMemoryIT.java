@@ -30,6 +30,15 @@ class RetainedMemoryIT {
      */
     private static final long BOUND_PER_10000_EVENTS = 250;
 
+    private static final int ROUND_AT_FULL_SPEED = 5_000;
+    /**
+     * The Artemis client's string and property pools (32 entries each, per connection) fill as events with new values
+     * arrive, more of them on Payara 7: after a warm-up of 5,000 events the byte arrays of their strings still gained
+     * 484 and 363 per 10,000 events in the two rounds, slowing as they fill (the memory soak on 7: 320 per 10,000 in
+     * the 25,000 events after a warm-up of 10,000, then 52, 23 and 9).
+     */
+    private static final int WARM_UP_AT_FULL_SPEED = 25_000;
+
     private static final String THREAD_MAP = "[Ljava.lang.ThreadLocal$ThreadLocalMap$Entry;";
     private static final String THREAD_MAP_ENTRY = "java.lang.ThreadLocal$ThreadLocalMap$Entry";
 
@@ -40,14 +49,15 @@ class RetainedMemoryIT {
 
     @Test
     void noClassGrowsWithTheEventsAtFullSpeedOrOneByOne() {
-        round("warm");
+        round("warm", WARM_UP_AT_FULL_SPEED);
         ClassHistogram before = ClassHistogram.of(consumer.process().pid());
-        long firstEvents = round("first");
+        long firstEvents = round("first", ROUND_AT_FULL_SPEED);
         ClassHistogram afterFirst = ClassHistogram.of(consumer.process().pid());
-        long secondEvents = round("second");
+        long secondEvents = round("second", ROUND_AT_FULL_SPEED);
         ClassHistogram afterSecond = ClassHistogram.of(consumer.process().pid());
 
-        List<String> grownInFirst = grown(before.growthTo(afterFirst), firstEvents);
+        List<ClassHistogram.Growth> first = before.growthTo(afterFirst);
+        List<String> grownInFirst = grown(first, firstEvents);
         List<ClassHistogram.Growth> second = afterFirst.growthTo(afterSecond);
         List<String> grownInBoth = grown(second, secondEvents).stream()
                 .filter(grownInFirst::contains)
@@ -55,14 +65,14 @@ class RetainedMemoryIT {
         assertThat(grownInBoth)
                 .as(
                         "classes that gained more than %d instances per 10,000 events in both rounds (%d and %d"
-                                + " events); the largest gains of the second: %s",
-                        BOUND_PER_10000_EVENTS, firstEvents, secondEvents, second.subList(0, 8))
+                                + " events); the largest gains of the first: %s; of the second: %s",
+                        BOUND_PER_10000_EVENTS, firstEvents, secondEvents, first.subList(0, 8), second.subList(0, 8))
                 .isEmpty();
     }
 
     /** Events at full speed, then one by one; answers how many distinct events were applied. */
-    private static long round(String name) {
-        MessageSet fast = events(name + "-fast", 5_000);
+    private static long round(String name, int atFullSpeed) {
+        MessageSet fast = events(name + "-fast", atFullSpeed);
         MessageSet single = events(name + "-single", 300);
         Regimes.fullSpeed(consumer.settings(), fast, PATIENCE);
         Regimes.oneByOne(consumer.settings(), single, ONE_BY_ONE_PER_SECOND, PATIENCE);
