@@ -27,6 +27,10 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
     private final int httpPort;
+    /** When the JVM was launched: its own start must be done by {@link #BOOT_HANG} after. */
+    private final Instant launched = Instant.now();
+    /** Set once the log shows Payara's own start done, so that later waits do not read the log for it again. */
+    private volatile boolean ownStartDone;
 
     private PayaraMicroProcess(
             String name,
@@ -362,11 +366,11 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
                 throw new BootFailed(
                         name() + " exited at boot: " + SERVER_FAILED + " (see " + log() + "); " + logExcerpt(20));
             }
-            Instant started = ProcessHandle.of(pid())
-                    .flatMap(handle -> handle.info().startInstant())
-                    .orElseGet(Instant::now);
-            if (Instant.now().isAfter(started.plus(BOOT_HANG))
-                    && !logSinceStart().contains(SERVER_STARTED)) {
+            if (ownStartDone || Instant.now().isBefore(launched.plus(BOOT_HANG))) {
+                return;
+            }
+            ownStartDone = logSinceStart().contains(SERVER_STARTED);
+            if (!ownStartDone) {
                 threadDump();
                 String excerpt = logExcerpt(20);
                 stop(Duration.ofSeconds(30));
