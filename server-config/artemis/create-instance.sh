@@ -212,6 +212,13 @@ if [ "$ha_role" != none ] || [ ${#cluster_peers[@]} -gt 0 ]; then
             echo "addressSettings.\"#\".redistributionDelay=${BROKER_REDISTRIBUTION_DELAY_MS:-5000}"
         fi
         echo "clusterConfigurations.$cluster.reconnectAttempts=-1"
+        # A peer that goes silent (its host hung, its network gone) is dropped from the topology 6 to 12 s after it
+        # last answered (Artemis: 60 to 120 s), and the clients are told: a consumer then sets its sessions up on the
+        # nodes that answer, instead of retrying the silent one, each try costing a 5 s call timeout (failures.md).
+        # The same bounds as the consumer's connections (ra.xml).
+        echo "clusterConfigurations.$cluster.clientFailureCheckPeriod=2000"
+        echo "clusterConfigurations.$cluster.connectionTTL=6000"
+        echo "clusterConfigurations.$cluster.callTimeout=5000"
         echo "clusterUser=payments-cluster"
         echo "clusterPassword=$cluster_password"
     } >> "$properties"

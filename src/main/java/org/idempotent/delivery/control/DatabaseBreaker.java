@@ -25,12 +25,12 @@ import org.idempotent.delivery.entity.RejectedMessage;
  * Stops every session of this instance from taking work while PostgreSQL is unreachable, so that an outage longer
  * than the broker's redelivery budget does not dead-letter what arrived during it.
  *
- * <p>It opens only when a probe of the database itself fails (a connection and {@code SELECT pg_is_in_recovery()},
- * answered by a primary), never on a failed delivery alone: a failure whose probe succeeds was about that message
- * (a serialization failure, a broken pooled connection), is rolled back and redelivered with the broker's backoff,
- * and cannot stall the other sessions. While it is open, deliveries wait before they start: not acknowledged, not
- * counted as failed, not in progress for the liveness check. The waiting sessions probe with backoff, one at a time,
- * and the first success lets all of them go.
+ * <p>It opens only when a probe of the database itself fails (a connection and {@link #PROBE}, answered by a primary
+ * whose commits are not stuck behind a synchronous standby), never on a failed delivery alone: a failure whose probe
+ * succeeds was about that message (a serialization failure, a broken pooled connection), is rolled back and
+ * redelivered with the broker's backoff, and cannot stall the other sessions. While it is open, deliveries wait
+ * before they start: not acknowledged, not counted as failed, not in progress for the liveness check. The waiting
+ * sessions probe with backoff, one at a time, and the first success lets all of them go.
  */
 @ApplicationScoped
 public class DatabaseBreaker {
@@ -38,7 +38,22 @@ public class DatabaseBreaker {
     public static final String OPEN = "payments.database.breaker.open";
     public static final String OPEN_SECONDS = "payments.database.breaker.open.seconds";
 
-    static final String PROBE = "SELECT pg_is_in_recovery()";
+    /**
+     * Whether the server is a standby, and how long the longest commit of this role has waited for a synchronous
+     * standby: a primary whose standby is gone answers reads, but takes no commit.
+     */
+    static final String PROBE = """
+            SELECT pg_is_in_recovery(),
+                   (SELECT coalesce(max(extract(epoch FROM clock_timestamp() - query_start)), 0)
+                      FROM pg_stat_activity WHERE usename = current_user AND wait_event = 'SyncRep')""";
+
+    /**
+     * A commit waiting longer than this for the synchronous standby means that commits do not complete: deliveries
+     * then wait here instead of each spending one of its delivery attempts on a commit that times out (the pool's
+     * socketTimeout) and leaves one more session waiting on the server. A healthy standby confirms in milliseconds.
+     */
+    static final Duration COMMIT_WAIT_LIMIT = Duration.ofSeconds(2);
+
     static final Duration FIRST_BACKOFF = Duration.ofMillis(250);
     static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
     private static final int PROBE_TIMEOUT_SECONDS = 2;
@@ -200,6 +215,11 @@ public class DatabaseBreaker {
                         // A standby, or an old primary back as one: this connection must not carry a payment.
                         evict(connection);
                         return Optional.of("a standby answered, not the primary");
+                    }
+                    double commitWait = row.getDouble(2);
+                    if (commitWait > COMMIT_WAIT_LIMIT.toSeconds()) {
+                        return Optional.of(
+                                String.format("a commit has waited %.1f s for the synchronous standby", commitWait));
                     }
                     return Optional.empty();
                 }

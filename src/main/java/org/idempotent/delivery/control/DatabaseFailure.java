@@ -18,8 +18,9 @@ import org.postgresql.util.ServerErrorMessage;
  *   <li>permanent: class 22 (data exception, e.g. 22003 a balance past the bigint range) and class 23 (integrity
  *       violation) on any other constraint. The same statement fails the same way on every redelivery;
  *   <li>transient: classes 08 (connection), 53 (insufficient resources), 57 (operator intervention, e.g. a shutdown),
- *       40 (serialization failure, deadlock) and 25006 (a read-only standby answered): the database may take the
- *       same statement later;
+ *       40 (serialization failure, deadlock), 25006 (a read-only standby answered) and 25P03 (the server ended a
+ *       session left idle mid-transaction, as a paused JVM leaves it): the database may take the same statement
+ *       later;
  *   <li>unclassified: everything else, including a failure with no SQLState at all. Treated as transient (retrying is
  *       what cannot lose a payment), but counted apart, so that a dashboard shows what the rules do not know.
  * </ul>
@@ -35,6 +36,7 @@ public record DatabaseFailure(Kind kind, String sqlState, String constraint, Str
 
     static final String NUMERIC_VALUE_OUT_OF_RANGE = "22003";
     static final String READ_ONLY_TRANSACTION = "25006";
+    static final String IDLE_IN_TRANSACTION_TIMEOUT = "25P03";
 
     public DatabaseFailure {
         requireNonNull(kind, "kind");
@@ -61,7 +63,10 @@ public record DatabaseFailure(Kind kind, String sqlState, String constraint, Str
         return switch (stateClass) {
             case "22", "23" -> Kind.PERMANENT;
             case "08", "53", "57", "40" -> Kind.TRANSIENT;
-            default -> state.equals(READ_ONLY_TRANSACTION) ? Kind.TRANSIENT : Kind.UNCLASSIFIED;
+            default ->
+                state.equals(READ_ONLY_TRANSACTION) || state.equals(IDLE_IN_TRANSACTION_TIMEOUT)
+                        ? Kind.TRANSIENT
+                        : Kind.UNCLASSIFIED;
         };
     }
 

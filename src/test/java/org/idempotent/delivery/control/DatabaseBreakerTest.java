@@ -51,6 +51,20 @@ class DatabaseBreakerTest {
     }
 
     @Test
+    void aProbeFindingACommitWaitingForTheStandbyFailsAndKeepsItsConnection() {
+        PoolOf pool = new PoolOf(false);
+        pool.commitWaitSeconds = 2.5;
+        DatabaseBreaker breaker = new DatabaseBreaker();
+        breaker.dataSource = pool;
+
+        assertThat(breaker.probe()).hasValue("a commit has waited 2.5 s for the synchronous standby");
+        assertThat(pool.evicted).as("a primary's connection, which is sound").isEmpty();
+
+        pool.commitWaitSeconds = 0.01;
+        assertThat(breaker.probe()).as("a standby confirming in milliseconds").isEmpty();
+    }
+
+    @Test
     void aFailedDeliveryWhoseProbeIsAnsweredLeavesItClosed() {
         PoolOf pool = new PoolOf(false);
         DatabaseBreaker breaker = breaker(pool);
@@ -217,6 +231,9 @@ class DatabaseBreakerTest {
     public static final class PoolOf implements DataSource {
 
         private final boolean inRecovery;
+        /** How long the longest commit has waited for the synchronous standby, in seconds, as the probe reads it. */
+        volatile double commitWaitSeconds;
+
         final List<Connection> evicted = new ArrayList<>();
         /** System.nanoTime() of every connection asked for: every probe. */
         final List<Long> probedAt = Collections.synchronizedList(new ArrayList<>());
@@ -268,6 +285,7 @@ class DatabaseBreakerTest {
             ResultSet row = proxy(ResultSet.class, (name, args) -> switch (name) {
                 case "next" -> true;
                 case "getBoolean" -> inRecovery;
+                case "getDouble" -> commitWaitSeconds;
                 default -> null;
             });
             PreparedStatement statement =

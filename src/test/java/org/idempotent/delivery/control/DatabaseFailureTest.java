@@ -37,6 +37,7 @@ class DatabaseFailureTest {
                 "40001, -,                     TRANSIENT",
                 "40P01, -,                     TRANSIENT",
                 "25006, -,                     TRANSIENT",
+                "25P03, -,                     TRANSIENT",
                 "25P02, -,                     UNCLASSIFIED",
                 "42P01, -,                     UNCLASSIFIED",
                 "XX000, -,                     UNCLASSIFIED",
