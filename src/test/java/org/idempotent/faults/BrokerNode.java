@@ -79,6 +79,15 @@ final class BrokerNode {
         process.kill();
     }
 
+    /** SIGSTOP: a hung host. It loses nothing, and keeps its sockets and a pair's file lock. */
+    void freeze() {
+        process.freeze();
+    }
+
+    void thaw() {
+        process.thaw();
+    }
+
     void stop() {
         if (process != null) {
             faults++;

@@ -109,6 +109,15 @@ final class FaultStack implements AutoCloseable {
             process.kill();
         }
 
+        /** SIGSTOP: a JVM in a long pause, its connections open and silent. */
+        void freeze() {
+            process.freeze();
+        }
+
+        void thaw() {
+            process.thaw();
+        }
+
         /** A clean stop, to be started again later; the counts read just before. */
         void stopForNow() {
             carryCounts();
@@ -174,6 +183,11 @@ final class FaultStack implements AutoCloseable {
      */
     static FaultStack highlyAvailable(String scenario, Map<String, String> overrides, PostgresPair database) {
         return new FaultStack(scenario, overrides, List.of(), Brokers.PAIR, database, null);
+    }
+
+    /** One broker, and a PostgreSQL primary with its standby instead of the machine's cluster. */
+    static FaultStack withDatabasePair(String scenario, Map<String, String> overrides, PostgresPair database) {
+        return new FaultStack(scenario, overrides, List.of(), Brokers.ONE, database, null);
     }
 
     /**
@@ -272,6 +286,15 @@ final class FaultStack implements AutoCloseable {
     void stopBroker() {
         brokerFaults++;
         broker.stop(Duration.ofSeconds(30));
+    }
+
+    /** The single broker stopped with SIGSTOP: its clients' connections stay open and go silent. */
+    void freezeBroker() {
+        broker.freeze();
+    }
+
+    void thawBroker() {
+        broker.thaw();
     }
 
     void killBroker() {

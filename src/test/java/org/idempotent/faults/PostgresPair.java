@@ -51,6 +51,18 @@ final class PostgresPair implements AutoCloseable {
             this.dir = dir;
         }
 
+        int port() {
+            return port;
+        }
+
+        /**
+         * Every process of the server stopped (SIGSTOP), its sockets left open: a host that hangs. Its clients see no
+         * reset and no error, only silence.
+         */
+        void freeze() {
+            org.idempotent.stack.ChildProcess.signalTree(postmasterPid(), "STOP");
+        }
+
         String address() {
             return "127.0.0.1:" + port;
         }

@@ -3,6 +3,7 @@ package org.idempotent.faults;
 import jakarta.jms.JMSException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -60,6 +61,9 @@ final class ResendingProducers {
 
     private final CompletableFuture<Void> done;
     private final Set<UUID> acknowledged = ConcurrentHashMap.newKeySet();
+    /** When the broker first acknowledged each event's send: where a send-to-commit latency starts. */
+    private final Map<UUID, java.time.Instant> acknowledgedAt = new ConcurrentHashMap<>();
+
     private final Set<UUID> givenUp = ConcurrentHashMap.newKeySet();
     private final Set<UUID> resent = ConcurrentHashMap.newKeySet();
     private final AtomicInteger failedCommits = new AtomicInteger();
@@ -107,6 +111,11 @@ final class ResendingProducers {
         return acknowledged.size() + givenUp.size() >= Math.ceil(total * fraction);
     }
 
+    /** When each event's send was first acknowledged, so far. */
+    Map<UUID, java.time.Instant> acknowledgedAt() {
+        return Map.copyOf(acknowledgedAt);
+    }
+
     /** Waits until every batch is acknowledged or given up, and returns the ledger. */
     Ledger await() {
         done.join();
@@ -150,7 +159,11 @@ final class ResendingProducers {
                 }
                 committing = true;
                 producer.commit();
-                batch.forEach(item -> acknowledged.add(id(item)));
+                java.time.Instant now = java.time.Instant.now();
+                batch.forEach(item -> {
+                    acknowledged.add(id(item));
+                    acknowledgedAt.putIfAbsent(id(item), now);
+                });
                 if (firstFailure != 0) {
                     // From the first attempt: a call may block for its whole timeout before it fails.
                     longestInterruption.accumulateAndGet(System.nanoTime() - started, Math::max);

@@ -199,9 +199,15 @@ record Resumption(
     }
 
     private static Instant firstCommit(Settings settings, Instant since) throws SQLException {
-        try (Connection db = Database.connect(settings);
-                PreparedStatement query =
-                        db.prepareStatement("SELECT min(processed_at) FROM processed_events WHERE processed_at >= ?")) {
+        try (Connection db = Database.connect(settings)) {
+            return firstCommit(db, since);
+        }
+    }
+
+    /** The first dedup record at or after {@code since} in {@code db} (its transaction's start), or null. */
+    static Instant firstCommit(Connection db, Instant since) throws SQLException {
+        try (PreparedStatement query =
+                db.prepareStatement("SELECT min(processed_at) FROM processed_events WHERE processed_at >= ?")) {
             query.setTimestamp(1, Timestamp.from(since));
             try (ResultSet row = query.executeQuery()) {
                 row.next();

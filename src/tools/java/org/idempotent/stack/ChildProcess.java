@@ -129,6 +129,27 @@ public class ChildProcess implements AutoCloseable {
     }
 
     /**
+     * SIGSTOP to the process and every descendant: a host that hangs or a JVM in a long pause. Its sockets stay open
+     * and the kernel keeps acknowledging what its peers send, so they see no error, only silence.
+     */
+    public void freeze() {
+        signalTree(process.pid(), "STOP");
+    }
+
+    /** SIGCONT: the frozen process runs on from where it stopped. */
+    public void thaw() {
+        signalTree(process.pid(), "CONT");
+    }
+
+    /** {@code kill -<signal>} to {@code pid} and its descendants, the parent first. */
+    public static void signalTree(long pid, String signal) {
+        List<String> command = new java.util.ArrayList<>(List.of("kill", "-" + signal, String.valueOf(pid)));
+        ProcessHandle.of(pid)
+                .ifPresent(parent -> parent.descendants().forEach(child -> command.add(String.valueOf(child.pid()))));
+        Commands.run(command, Map.of());
+    }
+
+    /**
      * SIGQUIT: a JVM prints its threads to its standard output, which is the log. For a process that hangs, before it
      * is stopped: what it waited for is then in the log of a CI run.
      */
