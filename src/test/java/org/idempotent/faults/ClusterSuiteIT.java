@@ -60,7 +60,7 @@ class ClusterSuiteIT {
      * From a node frozen to every session on the other and a commit there (failures.md, "Silent faults"). Not the
      * 15 s wanted: the consumers find the silence in 6 to 12 s (ra.xml's TTL), but the adapter then sets its sessions
      * up again more than once, and places some on the frozen node for as long as the topology still lists it, each
-     * such try costing a call timeout (measured 24.8 s; known-limits.md).
+     * such try costing a call timeout (measured 22.3 to 25.7 s; known-limits.md).
      */
     static final Duration FROZEN_NODE_BOUND = Duration.ofSeconds(45);
 
