@@ -74,9 +74,6 @@ class SilentFaultsIT {
      */
     static final Duration PAUSED_PEER_LONGEST = Duration.ofSeconds(65);
 
-    /** DB_SOCKET_TIMEOUT's default: when a statement on the silent primary gives up. */
-    private static final Duration SOCKET_TIMEOUT = Duration.ofSeconds(4);
-
     /** The documented failover: the standby is promoted this long after the primary went silent. */
     private static final Duration PROMOTION_DELAY = Duration.ofSeconds(3);
 
@@ -267,7 +264,8 @@ class SilentFaultsIT {
         // The breaker reports a database that does not answer its probe. A probe made after the promotion (the
         // in-flight statements give up 4 s in, the promotion comes at 3 s) can find the promoted standby at once: then
         // there is nothing to report, and consumption is back before a breaker could have said so.
-        if (millis > PROMOTION_DELAY.plus(SOCKET_TIMEOUT).plusSeconds(1).toMillis()) {
+        Duration socketTimeout = Duration.ofSeconds(stack.settings().getInt("DB_SOCKET_TIMEOUT"));
+        if (millis > PROMOTION_DELAY.plus(socketTimeout).plusSeconds(1).toMillis()) {
             assertThat(timeline.breakerOpenings())
                     .as(() -> timeline.describe(
                             scenario + ": no commit for " + millis + " ms, and the breaker of neither consumer opened"))
