@@ -2,10 +2,11 @@ package org.idempotent.schema;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.idempotent.fixtures.Jdbc.single;
+import static org.idempotent.fixtures.Jdbc.update;
+import static org.idempotent.fixtures.Jdbc.uuid7;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -14,7 +15,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.idempotent.delivery.entity.ProcessedEvent;
-import org.idempotent.fixtures.Jdbc;
 import org.idempotent.stack.Commands;
 import org.idempotent.stack.Database;
 import org.idempotent.stack.Settings;
@@ -121,26 +121,5 @@ class DedupConversionToIdsIT {
                 "server-config/convert-dedup-to-ids.sql",
                 "postgresql://" + user + ":" + password + "@" + SETTINGS.get("DB_HOST") + ":" + SETTINGS.get("DB_PORT")
                         + "/" + SETTINGS.get("DB_NAME"));
-    }
-
-    private static Object single(Connection connection, String query, Object... parameters) throws SQLException {
-        try (PreparedStatement statement = Jdbc.prepare(connection, query, parameters);
-                ResultSet row = statement.executeQuery()) {
-            row.next();
-            return row.getObject(1);
-        }
-    }
-
-    private static int update(Connection connection, String sql, Object... parameters) throws SQLException {
-        try (PreparedStatement statement = Jdbc.prepare(connection, sql, parameters)) {
-            return statement.executeUpdate();
-        }
-    }
-
-    private static UUID uuid7(Instant time) {
-        UUID random = UUID.randomUUID();
-        return new UUID(
-                (time.toEpochMilli() << 16) | 0x7000L | (random.getMostSignificantBits() & 0x0FFFL),
-                random.getLeastSignificantBits());
     }
 }

@@ -29,7 +29,7 @@ final class VolumeBenchmark {
 
     static final String USAGE = " --volume (this mode) --volume-rows N (20000000) --volume-accounts N (rows / 20)"
             + " --volume-rate MSG_PER_S (default: half the warm rate on the empty table) --volume-minutes M (per paced"
-            + " phase, 3; four phases) --dedup-partitioning id|none|week (DEDUP_PARTITIONING of the installed schema;"
+            + " phase, 3; four phases) --dedup-partitioning id|none (DEDUP_PARTITIONING of the installed schema;"
             + " the shipped default) --ids v4|v7 (the events' IDs; v7) --volume-data DIR (the cluster's directory, on a"
             + " file system of one's choice; target/bench/volume-postgres)";
 
@@ -79,8 +79,8 @@ final class VolumeBenchmark {
 
     static void main(Options options, Settings base, Path out) throws Exception {
         String mode = options.get("dedup-partitioning", Settings.defaults().getOrDefault(MODE, "none"));
-        if (!List.of("none", "week", "id").contains(mode)) {
-            throw new IllegalArgumentException("--dedup-partitioning id|none|week, not " + mode);
+        if (!List.of("none", "id").contains(mode)) {
+            throw new IllegalArgumentException("--dedup-partitioning id|none, not " + mode);
         }
         // The outbox's upkeep too, whose drop of an expired day the second window's purge starts (VolumeLoad).
         Settings settings = base.with("RETENTION_SCHEDULE", TIMER_OFF).with("ANNOUNCEMENT_PURGE_SCHEDULE", TIMER_OFF);

@@ -5,7 +5,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.DayOfWeek;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDate;
@@ -19,7 +18,7 @@ import org.idempotent.stack.Settings;
 
 /**
  * A production past for the volume benchmark, written by PostgreSQL itself (generate_series), through the parent
- * tables so that either dedup mode (DEDUP_PARTITIONING none or week) routes the rows ({@link VolumeSchema}):
+ * tables so that either dedup mode (DEDUP_PARTITIONING none or id) routes the rows ({@link VolumeSchema}):
  * processed_events spread evenly over the retention window and as many expired days beyond it (half of the rows
  * expired), one announcement per applied payment of the outbox's days, and the accounts.
  */
@@ -66,10 +65,10 @@ final class VolumeFill {
     private long accounts;
 
     /**
-     * Where the expired half ends: the Monday (UTC) of the week that holds the day {@code RETENTION_DAYS} ago. Every
-     * record before it is past the window in either layout: by its time in the unpartitioned table, by its whole week
-     * in the table by week (whose purge keeps a week until the window has passed its end). Fixed when the benchmark
-     * starts, so that the expired rows of both fills are the same ones however long the run takes.
+     * Where the expired half ends: the start of the UTC day {@code RETENTION_DAYS} ago. Every record before it is past
+     * the window in either layout: by its time in the unpartitioned table, by its whole day in the table by ID (whose
+     * purge keeps a day until the window has passed its end). Fixed when the benchmark starts, so that the expired rows
+     * of both fills are the same ones however long the run takes.
      */
     private final Instant expiredBefore;
 
@@ -81,7 +80,6 @@ final class VolumeFill {
         this.outboxDays = settings.getInt("ANNOUNCEMENT_RETENTION_DAYS");
         this.expiredBefore = LocalDate.now(ZoneOffset.UTC)
                 .minusDays(windowDays)
-                .with(DayOfWeek.MONDAY)
                 .atStartOfDay(ZoneOffset.UTC)
                 .toInstant();
     }
@@ -117,7 +115,7 @@ final class VolumeFill {
             }
             System.out.printf(
                     Locale.ROOT,
-                    "  filled %,d dedup records (half before %s, the Monday of the week %d days ago), %,d announcements (%d"
+                    "  filled %,d dedup records (half before %s, the UTC day %d days ago), %,d announcements (%d"
                             + " days), %,d accounts in %.0f s%n",
                     rows,
                     expiredBefore,
@@ -208,10 +206,6 @@ final class VolumeFill {
         VolumeSchema.dedupPartitions(db, oldest, oldest.plus(span));
         String columns = "";
         String values = "";
-        if (VolumeSchema.hasColumn(db, "event_day")) {
-            columns += ", event_day";
-            values += ", CAST(t AT TIME ZONE 'UTC' AS date)";
-        }
         if (VolumeSchema.hasColumn(db, "id_version")) {
             columns += ", id_version";
             values += ", get_byte(uuid_send(id), 6) >> 4";

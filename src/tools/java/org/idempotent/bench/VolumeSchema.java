@@ -21,16 +21,10 @@ final class VolumeSchema {
     private VolumeSchema() {}
 
     /**
-     * In a partitioned mode, each filled day's partition, by the function the schema's owner runs: its week's in the
-     * table by week (partitioned by range), its v7 day's in the table by ID (by list).
+     * In the table by ID, each filled day's partition, by the function the schema's owner runs.
      */
     static void dedupPartitions(Connection db, Instant from, Instant to) throws SQLException {
         if (has(
-                db,
-                "SELECT count(*) FROM pg_partitioned_table WHERE partrelid = 'processed_events'::regclass"
-                        + " AND partstrat = 'r'")) {
-            forEachDay(db, "SELECT processed_events_partition(?)", from, to);
-        } else if (has(
                 db,
                 "SELECT count(*) FROM pg_partitioned_table WHERE partrelid = 'processed_events'::regclass"
                         + " AND partstrat = 'l'")) {

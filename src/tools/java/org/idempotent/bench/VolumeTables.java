@@ -33,7 +33,7 @@ final class VolumeTables {
 
     /**
      * One table (and its partitions) at one moment; autovacuum's and autoanalyze's runs per partition, so that the
-     * runs since an earlier moment are those of the partitions still there (a dropped week takes its counts along).
+     * runs since an earlier moment are those of the partitions still there (a dropped day takes its counts along).
      */
     record Table(long tableBytes, long indexBytes, long liveRows, long deadRows, Map<Long, long[]> runs) {
 

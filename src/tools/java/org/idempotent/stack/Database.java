@@ -10,6 +10,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Map;
 import java.util.regex.Pattern;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.configuration.FluentConfiguration;
@@ -100,10 +101,19 @@ public final class Database {
      * transactional lock would make CREATE INDEX CONCURRENTLY wait for ever.
      */
     public static void migrate(Settings settings, String location, String target) {
+        migrate(
+                settings,
+                location,
+                target,
+                DedupLayout.of(settings.get("DEDUP_PARTITIONING")).placeholders());
+    }
+
+    /** As above, with the migrations' placeholders given: those of a layout this version no longer installs. */
+    public static void migrate(Settings settings, String location, String target, Map<String, String> placeholders) {
         FluentConfiguration flyway = Flyway.configure(Database.class.getClassLoader())
                 .dataSource(settings.jdbcUrl(), settings.get("DB_OWNER_USER"), settings.get("DB_OWNER_PASSWORD"))
                 .locations(location)
-                .placeholders(DedupLayout.of(settings.get("DEDUP_PARTITIONING")).placeholders());
+                .placeholders(placeholders);
         if (target != null) {
             flyway.target(target);
         }

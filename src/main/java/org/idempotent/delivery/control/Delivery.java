@@ -191,24 +191,9 @@ public class Delivery {
         }
     }
 
-    /** A copy whose occurredAt falls on another day than its record's (table partitioned by week only). */
-    private static boolean placedElsewhere(DeliveredEvent event, ProcessedEvent original) {
-        return event.occurredAt() != null
-                && original.eventDay() != null
-                && !ProcessedEvent.NOT_PLACED.equals(original.eventDay())
-                && !original.eventDay().equals(ProcessedEvent.dayOf(event, Instant.now()));
-    }
-
     private DeliveryResult afterDuplicate(DeliveredEvent event, ProcessedEvent original) {
         if (original.conflictsWith(event)) {
             return DeliveryResult.MovedAside.conflict(event, original);
-        }
-        if (placedElsewhere(event, original)) {
-            LOG.log(
-                    Level.WARNING,
-                    "Event {0} is recorded as occurred on {1}, this copy says {2}: its producer changed "
-                            + "occurredAt, which the contract forbids; acknowledged as the duplicate it is",
-                    new Object[] {event.eventId(), original.eventDay(), event.occurredAt()});
         }
         Duration age = Duration.between(original.processedAt(), Instant.now());
         metrics.duplicateArrived(age);

@@ -17,7 +17,6 @@ import org.idempotent.delivery.entity.DeliveredEvent;
 import org.idempotent.delivery.entity.Outcome;
 import org.idempotent.delivery.entity.ProcessedEvent;
 import org.idempotent.delivery.entity.RejectedMessage;
-import org.idempotent.schema.boundary.SchemaMigration;
 import org.idempotent.telemetry.Tracing;
 
 /**
@@ -36,9 +35,6 @@ import org.idempotent.telemetry.Tracing;
 @ApplicationScoped
 public class EventProcessor {
 
-    /** The partitioned table's guard across days (V8__processed_events_by_week.sql): true if the ID is new. */
-    static final String CLAIM = "SELECT processed_event_claim(CAST(?1 AS uuid))";
-
     /** The dedup insert's span, a child of the delivery's. */
     static final String RECORD_SPAN = "INSERT processed_events";
 
@@ -52,13 +48,7 @@ public class EventProcessor {
     TransactionSynchronizationRegistry transaction;
 
     @Inject
-    SchemaMigration schema;
-
-    @Inject
     Tracing tracing;
-
-    /** Read once: the layout changes only by a conversion, with the consumers stopped. */
-    private volatile Boolean dedupByWeek;
 
     /**
      * Runs in its own transaction, which commits before the caller acknowledges the message: if the JVM dies between
@@ -87,38 +77,21 @@ public class EventProcessor {
         }
     }
 
-    /** False for a duplicate: the dedup insert's unique key refused it, an answer, not the statement's failure. */
+    /**
+     * Writes the event's dedup record, flushed so that a unique violation is raised here. False for a duplicate: the
+     * unique key refused it, an answer, not the statement's failure.
+     */
     private boolean recorded(DeliveredEvent event, String kind) {
         try {
-            return record(event, kind);
+            em.persist(new ProcessedEvent(event, kind));
+            em.flush();
+            return true;
         } catch (PersistenceException e) {
             if (DatabaseFailure.of(e).isDedupKey()) {
                 return false;
             }
             throw e;
         }
-    }
-
-    /**
-     * Writes the event's dedup record, flushed so that a unique violation is raised here. In the table partitioned by
-     * week the unique key is (ID, day), so the ID is claimed first: false if a record of it is under another day.
-     */
-    private boolean record(DeliveredEvent event, String kind) {
-        if (dedupByWeek == null) {
-            dedupByWeek = schema.dedupByWeek();
-        }
-        if (dedupByWeek) {
-            Object isNew =
-                    em.createNativeQuery(CLAIM).setParameter(1, event.eventId()).getSingleResult();
-            if (!Boolean.TRUE.equals(isNew)) {
-                return false;
-            }
-            em.persist(new ProcessedEvent(event, kind, ProcessedEvent.dayOf(event, Instant.now())));
-        } else {
-            em.persist(new ProcessedEvent(event, kind));
-        }
-        em.flush();
-        return true;
     }
 
     /**

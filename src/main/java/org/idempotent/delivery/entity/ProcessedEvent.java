@@ -8,9 +8,7 @@ import jakarta.persistence.Id;
 import jakarta.persistence.Table;
 import java.security.MessageDigest;
 import java.time.Instant;
-import java.time.LocalDate;
 import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
 import java.util.UUID;
 import java.util.regex.Pattern;
 
@@ -30,12 +28,9 @@ public class ProcessedEvent {
      */
     public static final String DEDUP_KEY = "processed_events_pkey";
 
-    /** The event_day of every row of the unpartitioned table: not placed (V8__processed_events_by_week.sql). */
-    public static final LocalDate NOT_PLACED = LocalDate.EPOCH;
-
-    /** The partitions' keys: by week (V8) and by event ID (V12: v7 days, their default, every other version). */
+    /** The partitions' keys in the table by event ID (V12): v7 days, their default, every other version. */
     private static final Pattern PARTITION_KEY =
-            Pattern.compile("processed_events_(p[0-9]{8}|default|legacy|v7_d[0-9]{8}|v7_default|other)_pkey");
+            Pattern.compile("processed_events_(v7_d[0-9]{8}|v7_default|other)_pkey");
 
     @Id
     @Column(name = "event_id", nullable = false, updatable = false)
@@ -52,10 +47,6 @@ public class ProcessedEvent {
     @Column(name = "fingerprint", updatable = false)
     private byte[] fingerprint;
 
-    /** The partition key: the UTC day the event occurred, or was first processed; {@link #NOT_PLACED} if not. */
-    @Column(name = "event_day", updatable = false)
-    private LocalDate eventDay;
-
     /** The event type that recorded it (V9__processed_events_kind.sql): what a reviewer tells the kinds apart by. */
     @Column(name = "kind", updatable = false)
     private String kind;
@@ -63,7 +54,7 @@ public class ProcessedEvent {
     /**
      * The ID's version nibble (RFC 9562), a function of the ID: in the table by event ID (V12) the partition key, so
      * that a day of time-ordered v7 IDs is a partition and every other version goes to one table. Null in a record
-     * written before V12 in the other layouts.
+     * written before V12 in the unpartitioned table.
      */
     @Column(name = "id_version", updatable = false)
     private Short idVersion;
@@ -72,27 +63,12 @@ public class ProcessedEvent {
         // for JPA
     }
 
-    /** The record of {@code event}, of the type named {@code kind}, in the unpartitioned table. */
+    /** The record of {@code event}, of the type named {@code kind}. */
     public ProcessedEvent(DeliveredEvent event, String kind) {
-        this(event, kind, NOT_PLACED);
-    }
-
-    /** The record of {@code event}, of the type named {@code kind}, in the partition of {@code eventDay}. */
-    public ProcessedEvent(DeliveredEvent event, String kind, LocalDate eventDay) {
         this.eventId = requireNonNull(event, "event").eventId();
         this.fingerprint = event.fingerprint();
         this.kind = requireNonNull(kind, "kind");
-        this.eventDay = requireNonNull(eventDay, "eventDay");
         this.idVersion = (short) eventId.version();
-    }
-
-    /**
-     * The day an event is placed on in the table partitioned by week: the UTC day it occurred, the same on every
-     * resend (so that the unique key sees its copies); one that does not say is placed on the day it is processed,
-     * {@code now}.
-     */
-    public static LocalDate dayOf(DeliveredEvent event, Instant now) {
-        return LocalDate.ofInstant(event.occurredAt() == null ? now : event.occurredAt(), ZoneOffset.UTC);
     }
 
     /** Whether a violation of {@code constraint} means "already processed", in either layout of the table. */
@@ -123,13 +99,9 @@ public class ProcessedEvent {
         return kind;
     }
 
-    /** Null for a record written before V12 in the other layouts. */
+    /** Null for a record written before V12 in the unpartitioned table. */
     public Short idVersion() {
         return idVersion;
-    }
-
-    public LocalDate eventDay() {
-        return eventDay;
     }
 
     public Instant processedAt() {

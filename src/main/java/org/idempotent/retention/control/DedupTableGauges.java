@@ -33,7 +33,7 @@ public class DedupTableGauges {
 
     /**
      * n_live_tup: PostgreSQL's own running count of live rows, approximate but never a scan; of every partition when
-     * the table is partitioned by week (pg_partition_tree is empty for a table that is not).
+     * the table is partitioned by ID (pg_partition_tree is empty for a table that is not).
      */
     static final String MEASURE = """
             SELECT (SELECT sum(n_live_tup)::bigint FROM pg_stat_user_tables

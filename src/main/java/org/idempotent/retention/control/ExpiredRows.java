@@ -32,10 +32,6 @@ final class ExpiredRows implements BatchedDelete.Batch, AutoCloseable {
 
     // Every table a purge deletes from row by row, each with its constant statement: a table name cannot be bound.
     static final String UNPARTITIONED = SLICE.formatted("processed_events");
-    /** The table by week's default partition, and the unpartitioned table its conversion kept. */
-    static final String WEEK_DEFAULT = SLICE.formatted("processed_events_default");
-
-    static final String WEEK_LEGACY = SLICE.formatted("processed_events_legacy");
     /** The table by event ID: v7 records of a day without a partition, and every other version's. */
     static final String DAYS_DEFAULT = SLICE.formatted("processed_events_v7_default");
 
@@ -54,8 +50,6 @@ final class ExpiredRows implements BatchedDelete.Batch, AutoCloseable {
     ExpiredRows(Connection connection, String table, Timestamp cutoff, int size) throws SQLException {
         slice = switch (table) {
             case "processed_events" -> connection.prepareStatement(UNPARTITIONED);
-            case "processed_events_default" -> connection.prepareStatement(WEEK_DEFAULT);
-            case "processed_events_legacy" -> connection.prepareStatement(WEEK_LEGACY);
             case "processed_events_v7_default" -> connection.prepareStatement(DAYS_DEFAULT);
             case "processed_events_other" -> connection.prepareStatement(OTHER_VERSIONS);
             default -> throw new IllegalArgumentException("no purge of " + table);

@@ -130,13 +130,6 @@ public class Retention {
         List<String> tables = List.of("processed_events");
         PurgePacing pacing = PurgePacing.of(policy);
         switch (schema.dedupLayout()) {
-            case WEEK -> {
-                WeekPartitions.Dropped dropped = WeekPartitions.purge(connection, policy.window());
-                purgedRows.inc(dropped.rows());
-                rowsDeleted += dropped.rows();
-                batches += dropped.weeks();
-                tables = WeekPartitions.rowByRow(connection);
-            }
             case ID -> {
                 DayPartitions.Dropped dropped = DayPartitions.purge(connection, policy.window(), pacing);
                 purgedRows.inc(dropped.rows());

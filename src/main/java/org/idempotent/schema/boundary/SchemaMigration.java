@@ -39,9 +39,9 @@ public class SchemaMigration {
     /**
      * How processed_events is laid out when the schema is installed ({@link DedupLayout}): {@code none} (shipped),
      * one table whose rows the purge deletes in batches; {@code id}, partitioned by the event ID, whose days of v7 IDs
-     * the purge drops whole (V12__processed_events_by_id.sql); or {@code week}, partitioned by the week each
-     * event occurred (V8__processed_events_by_week.sql). Read by the migration only: an installed table keeps its
-     * layout until its owner converts it.
+     * the purge drops whole (V12__processed_events_by_id.sql). Read by the migration only: an installed table keeps
+     * its layout until its owner converts it, except a table by week (retired), which the migration converts to the
+     * layout this names (V14__dedup_week_retired.sql).
      */
     public static final String DEDUP_PARTITIONING = "DEDUP_PARTITIONING";
 
@@ -104,12 +104,6 @@ public class SchemaMigration {
     @Lock(LockType.READ)
     public DedupLayout dedupLayout() {
         return layout;
-    }
-
-    /** Whether processed_events is partitioned by week, whose deliveries claim their ID before the insert. */
-    @Lock(LockType.READ)
-    public boolean dedupByWeek() {
-        return layout == DedupLayout.WEEK;
     }
 
     /** Returns once the schema is migrated; blocks a caller that arrives while the migration is still running. */

@@ -13,8 +13,6 @@ import java.util.Map;
 public enum DedupLayout {
     /** One table whose expired rows the purge deletes in batches. */
     NONE,
-    /** Partitioned by the week each event occurred; a claim keeps an ID unique across weeks (V8). */
-    WEEK,
     /**
      * Partitioned by the event ID: a UTC day of v7 IDs per partition, every other version in one table (V12). A copy
      * has its original's ID and so lands in its partition: the primary key alone decides.
@@ -23,13 +21,12 @@ public enum DedupLayout {
 
     /**
      * How much longer than the window a record may stay: the row-by-row purge deletes each record once it expires, the
-     * partitioned layouts drop a day or a week once the window has passed its end.
+     * table by ID drops a day once the window has passed its end.
      */
     public Duration granule() {
         return switch (this) {
             case NONE -> Duration.ZERO;
             case ID -> Duration.ofDays(1);
-            case WEEK -> Duration.ofDays(7);
         };
     }
 
@@ -39,31 +36,35 @@ public enum DedupLayout {
     }
 
     /**
-     * @throws IllegalArgumentException naming the values there are, if {@code setting} is none of them
+     * @throws IllegalArgumentException naming the values there are, if {@code setting} is none of them; for the retired
+     *     {@code week}, saying what becomes of a table by week
      */
     public static DedupLayout of(String setting) {
+        if ("week".equals(setting)) {
+            throw new IllegalArgumentException("DEDUP_PARTITIONING=week is retired: set none or id, and an installed "
+                    + "table by week is converted to it when the schema is migrated (V14__dedup_week_retired.sql)");
+        }
         return Arrays.stream(values())
                 .filter(layout -> layout.setting().equals(setting))
                 .findFirst()
-                .orElseThrow(() -> new IllegalArgumentException(
-                        "DEDUP_PARTITIONING=" + setting + " is none of id, none and week"));
+                .orElseThrow(() ->
+                        new IllegalArgumentException("DEDUP_PARTITIONING=" + setting + " is neither none nor id"));
     }
 
     /**
-     * The migrations' placeholders for a new install of this layout: V8 knows none and week only and is told none for
-     * id (V12 then makes the table by ID of the empty unpartitioned one); V12 is told the layout itself.
+     * The migrations' placeholders: V8 (the retired table by week) installs nothing by week any more, so it is told
+     * none; V12 (a new install by ID) and V14 (the conversion of a table by week) are told the layout itself.
      */
     public Map<String, String> placeholders() {
-        return Map.of("dedupPartitioning", this == WEEK ? "week" : "none", "dedupLayout", setting());
+        return Map.of("dedupPartitioning", "none", "dedupLayout", setting());
     }
 
-    /** How the catalog says it: a table not partitioned, by range (of the day), or by list (of the ID's version). */
+    /** How the catalog says it: a table not partitioned, or by list (of the ID's version). */
     public static DedupLayout ofPartitionStrategy(String strategy) {
         if (strategy == null) {
             return NONE;
         }
         return switch (strategy) {
-            case "r" -> WEEK;
             case "l" -> ID;
             default ->
                 throw new IllegalStateException(
@@ -75,7 +76,6 @@ public enum DedupLayout {
     public String description() {
         return switch (this) {
             case NONE -> "not partitioned";
-            case WEEK -> "partitioned by week";
             case ID -> "partitioned by event ID (a day of v7 IDs per partition)";
         };
     }

@@ -20,9 +20,9 @@ class DatabaseFailureTest {
             nullValues = "-",
             value = {
                 "23505, processed_events_pkey, DEDUP_KEY",
-                "23505, processed_events_p20261204_pkey, DEDUP_KEY",
-                "23505, processed_events_default_pkey, DEDUP_KEY",
-                "23505, processed_events_p2026_pkey, PERMANENT",
+                "23505, processed_events_v7_d20261204_pkey, DEDUP_KEY",
+                "23505, processed_events_other_pkey, DEDUP_KEY",
+                "23505, processed_events_v7_d2026_pkey, PERMANENT",
                 "23505, payment_announcements_20261204_pkey, PERMANENT",
                 "23505, accounts_pkey,         PERMANENT",
                 "23505, -,                     PERMANENT",

@@ -36,9 +36,6 @@ class ProcessedEventTest {
     void aViolationOfAnyPartitionsKeyIsTheDedupKeysAndOfNoOtherConstraint() {
         assertThat(List.of(
                         "processed_events_pkey",
-                        "processed_events_p20261130_pkey",
-                        "processed_events_default_pkey",
-                        "processed_events_legacy_pkey",
                         "processed_events_v7_d20261205_pkey",
                         "processed_events_v7_default_pkey",
                         "processed_events_other_pkey"))
@@ -47,6 +44,8 @@ class ProcessedEventTest {
                         "processed_events_kind_format",
                         "processed_events_id_version",
                         "processed_events_v7_pkey_other",
+                        "processed_events_p20261130_pkey",
+                        "processed_events_default_pkey",
                         "payments_pkey"))
                 .noneMatch(ProcessedEvent::isDedupKey);
     }
