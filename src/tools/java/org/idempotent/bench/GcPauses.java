@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Locale;
 import java.util.regex.Matcher;
@@ -25,6 +26,34 @@ final class GcPauses {
     /** The JVM option that writes the log this reads. */
     static String option(Path log) {
         return "-Xlog:gc:file=" + log.toAbsolutePath() + ":time";
+    }
+
+    /**
+     * A pause, in epoch microseconds: the line's time is when it was logged, the pause's end (unified logging's
+     * {@code time} decorator), so it began its length before.
+     */
+    record Pause(long from, long to, double millis) {
+
+        boolean overlaps(long start, long end) {
+            return from <= end && to >= start;
+        }
+    }
+
+    /** Every pause in the log, or none when there is no log (yet). */
+    static List<Pause> all(Path log) throws IOException {
+        if (!Files.exists(log)) {
+            return List.of();
+        }
+        return Files.readAllLines(log).stream()
+                .map(PAUSE::matcher)
+                .filter(Matcher::matches)
+                .map(m -> {
+                    Instant at = OffsetDateTime.parse(m.group(1), TIME).toInstant();
+                    long end = ChronoUnit.MICROS.between(Instant.EPOCH, at);
+                    double millis = Double.parseDouble(m.group(2));
+                    return new Pause(end - Math.round(millis * 1000), end, millis);
+                })
+                .toList();
     }
 
     /** Count, total, longest and those of 20 ms or more, of the pauses that began within [from, to). */

@@ -96,13 +96,22 @@ final class VolumeBenchmark {
                 "autovacuum = on",
                 "shared_buffers = 1GB",
                 "maintenance_work_mem = 512MB",
-                "max_wal_size = 4GB");
+                "max_wal_size = 4GB",
+                // What the worst commits wait for (PhaseWaits): locks waited for over 20 ms, checkpoints,
+                // statements over 50 ms in the log; the WAL's write and sync times in pg_stat_wal.
+                "log_lock_waits = on",
+                "deadlock_timeout = 20ms",
+                "log_checkpoints = on",
+                "log_min_duration_statement = 50",
+                "track_wal_io_timing = on");
         Path data = options.has("volume-data")
                 ? Path.of(options.get("volume-data", ""))
                 : out.resolve("volume-postgres").toAbsolutePath();
         try (PostgresCluster postgres = PostgresCluster.create(data, cluster);
                 BenchStack stack = BenchStack.start(postgres.serve(settings), postgres, out.resolve("broker-gc.log"))) {
             new VolumeBenchmark(stack, options, out, data).run(mode);
+            System.out.println("  PostgreSQL's log (lock waits over 20 ms, checkpoints, statements over 50 ms): "
+                    + postgres.log());
         }
     }
 
@@ -134,7 +143,7 @@ final class VolumeBenchmark {
             double rate = options.has("volume-rate") ? options.getDouble("volume-rate", 0) : warm / 2;
             System.out.printf(
                     Locale.ROOT, "  paced phases at %.0f msg/s, %d s each at least%n", rate, length.toSeconds());
-            load = new VolumeLoad(stack, rate, timeOrdered);
+            load = new VolumeLoad(stack, rate, timeOrdered, out);
             stack.sql("TRUNCATE processed_events, accounts, payment_announcements");
             report.tables("empty", VolumeTables.take(stack.settings));
             report.phase(load.run("(a) empty table", micro, length, false), warm);

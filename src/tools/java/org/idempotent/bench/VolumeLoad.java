@@ -1,6 +1,7 @@
 package org.idempotent.bench;
 
 import jakarta.json.JsonObject;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -71,15 +72,26 @@ final class VolumeLoad {
     private final BenchStack stack;
     private final double rate;
     private final boolean timeOrdered;
+    /** The benchmark's output directory: the phases' wait samples, Payara's GC logs. */
+    private final Path out;
 
     /** @param timeOrdered whether the events carry time-ordered v7 IDs (RFC 9562), else random v4 IDs */
-    VolumeLoad(BenchStack stack, double rate, boolean timeOrdered) {
+    VolumeLoad(BenchStack stack, double rate, boolean timeOrdered, Path out) {
         this.stack = stack;
         this.rate = rate;
         this.timeOrdered = timeOrdered;
+        this.out = out;
     }
 
+    /** The phase, watched from its start to its end ({@link PhaseWaits}) to name what its worst commits waited for. */
     Phase run(String name, PayaraMicroProcess micro, Duration length, boolean retention) throws Exception {
+        try (PhaseWaits waits = PhaseWaits.start(stack, out, name, out.resolve(micro.name() + "-gc.log"))) {
+            return run(name, micro, length, retention, waits);
+        }
+    }
+
+    private Phase run(String name, PayaraMicroProcess micro, Duration length, boolean retention, PhaseWaits waits)
+            throws Exception {
         CommitLatency latency = new CommitLatency();
         AtomicBoolean sending = new AtomicBoolean(true);
         AtomicLong sent = new AtomicLong();
@@ -118,6 +130,7 @@ final class VolumeLoad {
             Thread.sleep(20);
         }
         double drained = (System.nanoTime() - start) / 1e9;
+        waits.stop();
         CommitLatency.Measured measured = purge == null
                 ? latency.between(stack.settings, null, null)
                 : latency.between(stack.settings, purge.from(), purge.to());
@@ -163,6 +176,11 @@ final class VolumeLoad {
                     before,
                     around);
         }
+        waits.print(
+                purge == null
+                        ? measured.times()
+                        : latency.between(stack.settings, null, null).times(),
+                purge == null ? null : purge.from());
         return phase;
     }
 
