@@ -321,18 +321,23 @@ class FailoverSuiteIT {
         long rowsBefore = rows();
         send(workload);
         await().atMost(Duration.ofMinutes(1)).until(() -> waitingForStandby() > 0);
-        // The socket timeout (5 s) and the breaker's probe, on both consumers.
+        // The socket timeout (DB_SOCKET_TIMEOUT) and the breaker's probe, on both consumers.
         await().atMost(Duration.ofSeconds(30)).until(() -> breakersOpen() == consumers.size());
+        // A session that passed its breaker just before it opened may still begin a commit: counted a moment later.
+        await().pollDelay(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).until(() -> true);
+        long waiting = waitingForStandby();
         await().during(Duration.ofSeconds(10))
                 .atMost(Duration.ofSeconds(15))
-                .until(() -> rows() == rowsBefore && breakersOpen() == consumers.size());
-        long waiting = waitingForStandby();
+                .until(() ->
+                        rows() == rowsBefore && breakersOpen() == consumers.size() && waitingForStandby() == waiting);
         database.standby().start();
 
         check("commit waiting for the standby", workload, started, null);
+        // A session's first commit, given up at the socket timeout, and at most one more begun in the moment between
+        // that failure and its instance's breaker opening.
         assertThat(waiting)
-                .as("commits waiting for the standby, at most one a session")
-                .isBetween(1L, (long) sessions(2));
+                .as("commits left waiting for the standby, at most two a session")
+                .isBetween(1L, 2L * sessions(2));
     }
 
     /**
