@@ -54,7 +54,7 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * The production topology on real engines, one stack for every scenario (src/site/markdown/production-topology.md): an Artemis
  * primary/backup pair on a shared store, a PostgreSQL primary with a synchronous standby (created here, under
  * target/), two Payara Micro consumers on the queue. Each scenario sends 3,000 messages (20 % copies, 0.5 % poison)
- * and kills one shared part mid-run, when a third is applied: the 2,000 left are six times what the consumers can
+ * and kills one shared part mid-run, when a third is acknowledged: the 2,000 left are six times what the consumers can
  * hold in flight (2 instances x 4 sessions x about 40 prefetched), so every fault meets full windows and a backlog in
  * the journal ({@code -Dit.scale=5} sends 15,000); then the fault suite's invariant over everything sent so far: every balance
  * exact, the queue empty by the broker's count, the dead letters exactly the poison sent. Lost and double counts are
