@@ -23,6 +23,13 @@ import java.util.function.Supplier;
  */
 public final class PayaraMicroProcess extends ChildProcess implements PayaraInstance {
 
+    /**
+     * Metaspace a full collection is first due at. The default (about 21 MB) makes the JVM collect the whole heap each
+     * time classes are loaded past the last mark: the first purge in a Payara Micro loads its path and stopped every
+     * consumer for 137 to 224 ms (the volume benchmark, performance.md). Payara's classes stay under it.
+     */
+    static final String METASPACE = "-XX:MetaspaceSize=256m";
+
     private static final HttpClient HTTP =
             HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
@@ -226,6 +233,7 @@ public final class PayaraMicroProcess extends ChildProcess implements PayaraInst
             command.add("-Xmx768m");
             // Measured with mvn -Pbench on 2 cores: 8-10 % less CPU per message than G1, 5-9 % more messages/s.
             command.add("-XX:+UseParallelGC");
+            command.add(METASPACE);
             command.add(SERIAL_STARTUP);
             // Payara Micro unpacks itself into java.io.tmpdir: one directory per instance, inside the stack dir.
             command.add("-Djava.io.tmpdir=" + work);
